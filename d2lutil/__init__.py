@@ -1,0 +1,27 @@
+"""Helpers for a D2L-style chapter on multi-head and cross-attention.
+
+Modules, one per concern:
+
+* ``d2lutil.attention``: ``masked_softmax``, ``DotProductAttention``,
+  ``MultiHeadAttention`` (the chapter's attention core);
+* ``d2lutil.shapes``: ``check_shape`` and argument validation;
+* ``d2lutil.plotting``: the chapter's figure style and heatmap grids.
+
+``d2lutil`` needs only torch, numpy and matplotlib; it never imports d2l or
+torchvision, so importing it costs little more than importing torch.
+"""
+
+from .attention import DotProductAttention, MultiHeadAttention, masked_softmax
+from .plotting import plot_lines, show_heatmaps, use_chapter_style
+from .shapes import check_shape
+
+__all__ = [
+    "DotProductAttention",
+    "MultiHeadAttention",
+    "check_shape",
+    "masked_softmax",
+    "plot_lines",
+    "show_heatmaps",
+    "use_chapter_style",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,190 @@
+"""Masked softmax, scaled dot-product attention and multi-head attention.
+
+The classes follow *Dive into Deep Learning* (names, projections ``W_q``,
+``W_k``, ``W_v``, ``W_o``, the heads folded into the batch axis), so they can
+replace the book's own in its Transformer chapter, with these differences:
+
+* no input is ever modified in place;
+* a query with no valid key attends to nothing: zero weights and zero output,
+  never uniform weights over padding, never NaN (float32, float16, bfloat16);
+* bad arguments raise ``TypeError`` or ``ValueError`` naming the argument;
+* ``MultiHeadAttention(..., fused=True)`` runs
+  ``torch.nn.functional.scaled_dot_product_attention`` and keeps no weights.
+"""
+
+import math
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from .shapes import check_qkv, check_valid_lens, require_3d
+
+__all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention"]
+
+
+def valid_key_mask(valid_lens, num_queries, num_keys, device=None):
+    """Boolean mask of shape (batch_size, num_queries, num_keys), True = may attend.
+
+    ``valid_lens`` has shape (batch_size,) (one length for every query of a
+    sequence) or (batch_size, num_queries) (one length per query, e.g. causal).
+    """
+    positions = torch.arange(num_keys, device=device if device is not None else valid_lens.device)
+    if valid_lens.dim() == 1:
+        valid_lens = valid_lens[:, None].expand(-1, num_queries)
+    # (batch_size, num_queries, 1) compared with (num_keys,)
+    return positions < valid_lens.to(positions.device)[:, :, None]
+
+
+def masked_softmax(X, valid_lens=None):
+    """Softmax over the last axis of ``X`` that ignores keys past ``valid_lens``.
+
+    X: (batch_size, num_queries, num_keys) attention scores.
+    valid_lens: None, (batch_size,) or (batch_size, num_queries) integers.
+    Returns weights of X's shape and dtype. Masked keys get weight 0; a query
+    with no valid key gets all-zero weights. ``X`` is not modified.
+    """
+    require_3d("X", X)
+    if valid_lens is None:
+        return F.softmax(X, dim=-1)
+    batch_size, num_queries, num_keys = X.shape
+    check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
+    mask = valid_key_mask(valid_lens, num_queries, num_keys, device=X.device)
+    # A finite fill (the dtype's lowest value) instead of -inf keeps a fully
+    # masked row finite (uniform, then zeroed below), so its gradient is 0, not NaN.
+    scores = X.masked_fill(~mask, torch.finfo(X.dtype).min)
+    return F.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
+
+
+class DotProductAttention(nn.Module):
+    """Scaled dot-product attention with dropout on the weights.
+
+    After a forward pass ``attention_weights`` holds the weights before
+    dropout, of shape (batch_size, num_queries, num_keys).
+    """
+
+    def __init__(self, dropout=0.0):
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        """queries: (batch_size, num_queries, d); keys: (batch_size, num_keys, d);
+        values: (batch_size, num_keys, v). Returns (batch_size, num_queries, v)."""
+        check_qkv(queries, keys, values)
+        if queries.shape[-1] != keys.shape[-1]:
+            raise ValueError(
+                "queries and keys must have the same width for dot products, got "
+                f"{queries.shape[-1]} and {keys.shape[-1]}"
+            )
+        d = queries.shape[-1]
+        # (batch_size, num_queries, d) @ (batch_size, d, num_keys)
+        scores = torch.bmm(queries, keys.transpose(1, 2)) / math.sqrt(d)
+        self.attention_weights = masked_softmax(scores, valid_lens)
+        return torch.bmm(self.dropout(self.attention_weights), values)
+
+
+def _projection(out_features, in_features, bias):
+    if in_features is None:
+        return nn.LazyLinear(out_features, bias=bias)
+    return nn.Linear(in_features, out_features, bias=bias)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with the heads folded into the batch axis.
+
+    Args:
+        num_hiddens: width d of the projections and of the output.
+        num_heads: number of heads h; each head works in width d / h.
+        dropout: dropout probability on the attention weights.
+        bias: whether the four projections have a bias.
+        fused: if True, call ``F.scaled_dot_product_attention`` and keep no
+            weights (``attention_weights`` stays None).
+        query_size, key_size, value_size: input widths. When None (the
+            default, as in the book) the projection is an ``nn.LazyLinear``
+            that takes its input width at the first call, so its parameters
+            exist only after one forward pass.
+
+    ``forward(queries, keys, values, valid_lens=None)`` takes queries of shape
+    (batch_size, num_queries, query_size), keys and values of shape
+    (batch_size, num_keys, key_size / value_size), and ``valid_lens`` of shape
+    (batch_size,) or (batch_size, num_queries); it returns
+    (batch_size, num_queries, num_hiddens). Unless fused, ``attention_weights``
+    then has shape (batch_size, num_heads, num_queries, num_keys).
+    """
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, fused=False,
+                 query_size=None, key_size=None, value_size=None):
+        super().__init__()
+        for name, value in (("num_hiddens", num_hiddens), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        if num_hiddens % num_heads:
+            raise ValueError(
+                f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads})"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        self.num_hiddens, self.num_heads, self.fused = num_hiddens, num_heads, fused
+        self.dropout_p = dropout
+        self.attention = DotProductAttention(dropout)
+        self.W_q = _projection(num_hiddens, query_size, bias)
+        self.W_k = _projection(num_hiddens, key_size, bias)
+        self.W_v = _projection(num_hiddens, value_size, bias)
+        self.W_o = _projection(num_hiddens, num_hiddens, bias)
+        self.attention_weights = None
+
+    def transpose_qkv(self, X):
+        """(batch_size, length, num_hiddens) -> (batch_size * num_heads, length, num_hiddens / num_heads)."""
+        batch_size, length, _ = X.shape
+        # (batch_size, length, num_heads, head_size)
+        X = X.reshape(batch_size, length, self.num_heads, -1)
+        # (batch_size, num_heads, length, head_size)
+        X = X.permute(0, 2, 1, 3)
+        # (batch_size * num_heads, length, head_size)
+        return X.reshape(batch_size * self.num_heads, length, -1)
+
+    def transpose_output(self, X):
+        """Undo ``transpose_qkv``: (batch_size * num_heads, length, head_size) -> (batch_size, length, num_hiddens)."""
+        _, length, head_size = X.shape
+        # (batch_size, num_heads, length, head_size)
+        X = X.reshape(-1, self.num_heads, length, head_size)
+        # (batch_size, length, num_heads, head_size)
+        X = X.permute(0, 2, 1, 3)
+        return X.reshape(X.shape[0], length, -1)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        check_qkv(queries, keys, values)
+        batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+        if valid_lens is not None:
+            check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
+        # Each: (batch_size * num_heads, length, num_hiddens / num_heads)
+        queries = self.transpose_qkv(self.W_q(queries))
+        keys = self.transpose_qkv(self.W_k(keys))
+        values = self.transpose_qkv(self.W_v(values))
+        if valid_lens is not None:
+            # Head j of sequence i sits at row i * num_heads + j, so each
+            # sequence's lengths are repeated num_heads times in a row.
+            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
+        if self.fused:
+            output = self._fused_attention(queries, keys, values, valid_lens)
+            self.attention_weights = None
+        else:
+            output = self.attention(queries, keys, values, valid_lens)
+            # (batch_size, num_heads, num_queries, num_keys)
+            self.attention_weights = self.attention.attention_weights.reshape(
+                batch_size, self.num_heads, num_queries, num_keys)
+        # (batch_size, num_queries, num_hiddens)
+        return self.W_o(self.transpose_output(output))
+
+    def _fused_attention(self, queries, keys, values, valid_lens):
+        dropout_p = self.dropout_p if self.training else 0.0
+        if valid_lens is None:
+            return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
+        mask = valid_key_mask(valid_lens, queries.shape[1], keys.shape[1], device=queries.device)
+        # Kernels disagree on rows with no valid key (NaN on some backends):
+        # let such rows see every key, then zero their output ourselves.
+        empty = ~mask.any(dim=-1, keepdim=True)  # (batch_size * num_heads, num_queries, 1)
+        output = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=mask | empty, dropout_p=dropout_p)
+        return output.masked_fill(empty, 0.0)
