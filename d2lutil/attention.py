@@ -135,7 +135,11 @@ class MultiHeadAttention(nn.Module):
         self.attention_weights = None
 
     def transpose_qkv(self, X):
-        """(batch_size, length, num_hiddens) -> (batch_size * num_heads, length, num_hiddens / num_heads)."""
+        """Split the heads off and fold them into the batch axis.
+
+        (batch_size, length, num_hiddens) -> (batch_size * num_heads, length, head_size),
+        with head_size = num_hiddens / num_heads.
+        """
         batch_size, length, _ = X.shape
         # (batch_size, length, num_heads, head_size)
         X = X.reshape(batch_size, length, self.num_heads, -1)
@@ -145,7 +149,10 @@ class MultiHeadAttention(nn.Module):
         return X.reshape(batch_size * self.num_heads, length, -1)
 
     def transpose_output(self, X):
-        """Undo ``transpose_qkv``: (batch_size * num_heads, length, head_size) -> (batch_size, length, num_hiddens)."""
+        """Undo ``transpose_qkv``.
+
+        (batch_size * num_heads, length, head_size) -> (batch_size, length, num_hiddens).
+        """
         _, length, head_size = X.shape
         # (batch_size, num_heads, length, head_size)
         X = X.reshape(-1, self.num_heads, length, head_size)
