@@ -1,0 +1,120 @@
+"""Seconds each chapter notebook takes in a fresh kernel: kernel start, imports, own work.
+
+    python benchmarks/notebook_times.py notebooks/*.ipynb
+
+Each notebook is read into memory and executed with nbclient in a fresh ``python3``
+kernel (the venv's), with a throw-away copy of its folder as the working directory, so
+the tracked notebooks and their folder are never written to. Three phases, timed on
+the wall clock of this process:
+
+* kernel start: from asking for a kernel until it answers ``kernel_info``
+  (process start, ipykernel's own imports, the connection);
+* imports: one extra cell run first, made of every top-level ``import`` and
+  ``from ... import`` statement of the notebook's code cells, in order (found with
+  ``ast``; the notebook itself is not changed). Its time is the notebook's import cost,
+  whichever cells the imports sit in;
+* own work: every cell of the notebook, top to bottom (its imports now cost only a
+  dictionary look-up).
+
+The slowest cells are listed too, by index among all cells (Markdown included, from 0).
+"""
+
+import argparse
+import ast
+import json
+import os
+import pathlib
+import shutil
+import sys
+import tempfile
+import time
+
+import nbformat
+from nbclient import NotebookClient
+
+TIMEOUT = 600  # seconds per cell, as tools/chapter.py
+for _key, _value in (("JUPYTER_PLATFORM_DIRS", "1"), ("PYDEVD_DISABLE_FILE_VALIDATION", "1")):
+    os.environ.setdefault(_key, _value)
+
+
+def import_statements(nb):
+    """Source of every top-level import statement of the notebook's code cells, in order.
+
+    Cells that do not parse as Python (magics) are skipped; imports inside functions
+    or under ``if`` stay where they are.
+    """
+    lines = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            tree = ast.parse(cell.source)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            relative = isinstance(node, ast.ImportFrom) and node.level > 0
+            if isinstance(node, ast.Import | ast.ImportFrom) and not relative:
+                lines.append(ast.get_source_segment(cell.source, node))
+    return list(dict.fromkeys(lines))
+
+
+def run_imports(client, code):
+    """Execute ``code`` in the client's kernel (not as a cell of the notebook); wait for it."""
+    msg_id = client.kc.execute(code, store_history=False)
+    reply = client.wait_for_reply(msg_id)
+    content = reply["content"] if reply else {"status": "timeout"}
+    if content["status"] != "ok":
+        raise RuntimeError(f"the imports failed: {content.get('ename')}: {content.get('evalue')}")
+
+
+def time_notebook(path, workdir=None):
+    """Run the notebook at ``path`` in a fresh kernel; return its timings in seconds."""
+    path = pathlib.Path(path)
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+            cell.execution_count = None
+    imports = import_statements(nb)
+    with tempfile.TemporaryDirectory(prefix="nbtime-") as tmp:
+        run_dir = pathlib.Path(tmp) / path.parent.name
+        shutil.copytree(path.parent, run_dir,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
+        client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
+                                resources={"metadata": {"path": str(workdir or run_dir)}})
+        start = time.perf_counter()
+        with client.setup_kernel():
+            client.wait_for_reply(client.kc.kernel_info())
+            kernel_ready = time.perf_counter()
+            if imports:
+                run_imports(client, "\n".join(imports))
+            imports_done = time.perf_counter()
+            cell_times = []
+            for index, cell in enumerate(nb.cells):
+                before = time.perf_counter()
+                client.execute_cell(cell, index)
+                cell_times.append((time.perf_counter() - before, index))
+            work_done = time.perf_counter()
+    slowest = sorted(cell_times, reverse=True)[:3]
+    return {
+        "notebook": path.name,
+        "kernel_start_s": kernel_ready - start,
+        "imports_s": imports_done - kernel_ready,
+        "work_s": work_done - imports_done,
+        "total_s": work_done - start,
+        "import_lines": imports,
+        "slowest_cells": [{"cell": i, "seconds": s} for s, i in slowest if s >= 0.05],
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*")
+    args = parser.parse_args(argv)
+    for path in args.notebooks:
+        print(json.dumps(time_notebook(path)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
