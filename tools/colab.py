@@ -1,0 +1,404 @@
+"""Colab badges, Colab setup cells, slide metadata and navigation links.
+
+    python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
+    python tools/colab.py check [NOTEBOOK...]   # list what disagrees, exit 1 if anything does
+    python tools/colab.py setup-source [--pip-target URL]  # print the setup cell's code
+
+The repository address is ``[project.urls] Repository`` in pyproject.toml and
+the branch is ``[tool.chapter] branch``: that is the one place to change when
+the chapter is published somewhere else. ``stamp`` derives everything below
+from it, and ``check`` (used by tests/test_colab.py) fails when a notebook
+disagrees with it.
+
+What ``stamp`` writes into each notebook (chapter and solutions alike):
+
+* the title cell (the first cell, ``# Title``) gets, right under the title
+  line, an "Open in Colab" badge linking to that very notebook;
+* a code cell tagged ``colab-setup`` (id ``colab-setup``) placed before every
+  other code cell: in Colab it pip-installs d2l without its dependencies and
+  d2lutil from the repository at the branch (torch and numpy stay as Colab
+  has them); anywhere else it does nothing and prints nothing;
+* ``slideshow.slide_type`` on every cell: "slide" for the title and every
+  ``## `` section, "subslide" for ``### `` and for prose that follows code
+  (one step per subslide), "skip" for the setup cell, "-" otherwise (an
+  author's "fragment", "notes" or "subslide" on such a cell is kept);
+* a last Markdown cell tagged ``chapter-nav`` (id ``chapter-nav``) with links
+  to the previous and next notebook (a solutions notebook links back to its
+  chapter notebook). The links are Colab addresses, so they work in Colab
+  and on GitHub; tools/chapter.py rewrites them to the rendered .html pages.
+
+Stamping is idempotent and leaves every other cell's source and outputs alone.
+"""
+
+import argparse
+import copy
+import json
+import pathlib
+import re
+import sys
+import uuid
+from dataclasses import dataclass
+
+import nbformat
+import tomllib
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
+BADGE_ALT = "Open In Colab"
+SETUP_TAG = "colab-setup"
+NAV_TAG = "chapter-nav"
+D2L_REQUIREMENT = "d2l==1.0.3"
+SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
+BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)\s*$")
+REPO_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)$")
+BRANCH_RE = re.compile(r"^[A-Za-z0-9._/-]+$")
+
+
+class StampError(ValueError):
+    """A notebook or pyproject.toml that stamp cannot work with."""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Where the chapter lives: a GitHub repository and a branch."""
+
+    repository: str  # https://github.com/OWNER/REPO
+    branch: str
+
+    @property
+    def slug(self):
+        return self.repository.removeprefix("https://github.com/")
+
+    def colab_url(self, relpath):
+        """Colab's address of the notebook at ``relpath`` (from the repository root)."""
+        return f"https://colab.research.google.com/github/{self.slug}/blob/{self.branch}/{relpath}"
+
+    @property
+    def pip_target(self):
+        """What the setup cell pip-installs d2lutil from."""
+        return f"git+{self.repository}@{self.branch}"
+
+
+def load_publication(pyproject=ROOT / "pyproject.toml"):
+    """Read the repository address and branch from ``pyproject``."""
+    pyproject = pathlib.Path(pyproject)
+    with open(pyproject, "rb") as f:
+        data = tomllib.load(f)
+    repository = data.get("project", {}).get("urls", {}).get("Repository")
+    if not isinstance(repository, str) or not REPO_RE.match(repository):
+        raise StampError(
+            f"{pyproject}: [project.urls] Repository must be https://github.com/OWNER/REPO "
+            f"(no trailing slash or .git), got {repository!r}"
+        )
+    if repository.endswith(".git"):
+        raise StampError(f"{pyproject}: [project.urls] Repository must not end in .git")
+    branch = data.get("tool", {}).get("chapter", {}).get("branch")
+    if not isinstance(branch, str) or not BRANCH_RE.match(branch):
+        raise StampError(
+            f"{pyproject}: [tool.chapter] branch must be a branch name, got {branch!r}"
+        )
+    return Publication(repository, branch)
+
+
+def chapter_notebooks(root=ROOT):
+    return sorted((pathlib.Path(root) / "notebooks").glob("*.ipynb"))
+
+
+def solution_notebooks(root=ROOT):
+    return sorted((pathlib.Path(root) / "notebooks" / "solutions").glob("*.ipynb"))
+
+
+def relpath_of(path, root=ROOT):
+    """``notebooks/...`` path of a notebook, as the repository (and Colab) names it."""
+    path = pathlib.Path(path).resolve()
+    try:
+        return path.relative_to(pathlib.Path(root).resolve()).as_posix()
+    except ValueError:
+        raise StampError(f"{path} is not inside the repository {root}") from None
+
+
+def title_of(nb, where="notebook"):
+    """The title of a notebook: its first cell must be Markdown starting with ``# ``."""
+    if not nb.cells or nb.cells[0].cell_type != "markdown":
+        raise StampError(f"{where}: the first cell must be a Markdown title cell '# Title'")
+    first = nb.cells[0].source.lstrip().splitlines()
+    if not first or not first[0].startswith("# "):
+        raise StampError(f"{where}: the first cell must start with '# Title', got {first[:1]}")
+    return first[0][2:].strip()
+
+
+def chapter_number(path):
+    """``"01"`` for ``01_intro.ipynb`` or ``01_solutions.ipynb``; None without a prefix."""
+    m = re.match(r"^(\d+)_", pathlib.Path(path).name)
+    return m.group(1) if m else None
+
+
+def navigation(root=ROOT, titles=None):
+    """For every notebook of the repository, its navigation links.
+
+    Returns {relpath: [(label, target relpath, target title), ...]}. Chapter
+    notebooks link to the previous and next chapter notebook; a solutions
+    notebook links back to the chapter notebook with the same number.
+    ``titles`` maps relpath to title (read from the files when missing).
+    """
+    titles = dict(titles or {})
+
+    def title(path):
+        rel = relpath_of(path, root)
+        if rel not in titles:
+            titles[rel] = title_of(nbformat.read(path, as_version=4), rel)
+        return titles[rel]
+
+    chapter = chapter_notebooks(root)
+    links = {}
+    for i, path in enumerate(chapter):
+        items = []
+        if i > 0:
+            items.append(("Previous", relpath_of(chapter[i - 1], root), title(chapter[i - 1])))
+        if i + 1 < len(chapter):
+            items.append(("Next", relpath_of(chapter[i + 1], root), title(chapter[i + 1])))
+        links[relpath_of(path, root)] = items
+    by_number = {chapter_number(p): p for p in chapter}
+    for path in solution_notebooks(root):
+        target = by_number.get(chapter_number(path))
+        items = []
+        if target is not None:
+            items.append(("Back to the chapter", relpath_of(target, root), title(target)))
+        links[relpath_of(path, root)] = items
+    return links
+
+
+def badge_line(pub, relpath):
+    return f"[![{BADGE_ALT}]({BADGE_IMAGE})]({pub.colab_url(relpath)})"
+
+
+def setup_source(pub, pip_target=None):
+    """The code of the setup cell (``pip_target`` replaces the repository, for tests)."""
+    target = pip_target or pub.pip_target
+    return (
+        "# Colab setup: in Google Colab, install d2l (without its dependencies) and this\n"
+        "# chapter's d2lutil; Colab's torch and numpy stay as they are. Elsewhere: nothing.\n"
+        "import sys\n"
+        "\n"
+        'if "google.colab" in sys.modules:\n'
+        "    import subprocess\n"
+        "\n"
+        "    subprocess.run(\n"
+        '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
+        f'         "{D2L_REQUIREMENT}", "{target}"],\n'
+        "        check=True,\n"
+        "    )"
+    )
+
+
+def nav_source(pub, items):
+    """The Markdown of the navigation cell for the links ``items`` (see ``navigation``)."""
+    parts = [f"**{label}:** [{title}]({pub.colab_url(rel)})" for label, rel, title in items]
+    return "---\n\n" + (" · ".join(parts) if parts else "*This is the only notebook.*")
+
+
+def _tags(cell):
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def _slide_type(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+
+
+def expected_slide_types(cells):
+    """The slide type stamp gives each cell of ``cells`` (in order)."""
+    types = []
+    previous = None  # the previous cell that is neither setup nor navigation
+    for i, cell in enumerate(cells):
+        tags = _tags(cell)
+        text = cell.source.lstrip() if cell.cell_type == "markdown" else ""
+        if SETUP_TAG in tags:
+            types.append("skip")
+            continue
+        if NAV_TAG in tags:
+            kind = "subslide"
+        elif i == 0 or text.startswith("# ") or text.startswith("## "):
+            kind = "slide"
+        elif text.startswith("### "):
+            kind = "subslide"
+        elif cell.cell_type == "markdown" and previous is not None and (
+            previous.cell_type == "code"
+        ):
+            kind = "subslide"
+        else:
+            kind = "-"
+            if _slide_type(cell) in KEPT_SLIDE_TYPES:
+                kind = _slide_type(cell)
+        types.append(kind)
+        previous = cell
+    return types
+
+
+def _stamp_title(cell, pub, relpath):
+    lines = cell.source.splitlines()
+    title_at = next(i for i, line in enumerate(lines) if line.strip())
+    rest = [line for line in lines[title_at + 1:] if not BADGE_RE.match(line.strip())]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    new = [lines[title_at].rstrip(), "", badge_line(pub, relpath)]
+    if rest:
+        new += [""] + rest
+    cell.source = "\n".join(new)
+
+
+def stamp(nb, relpath, pub, nav_items):
+    """Stamp the notebook node ``nb`` (stored at ``relpath``) in place; True if it changed."""
+    before = json.dumps(nb, sort_keys=True)
+    title_of(nb, relpath)
+    if nb.nbformat_minor < 5:  # cell ids arrived with nbformat 4.5
+        nb.nbformat_minor = 5
+        for cell in nb.cells:
+            cell.setdefault("id", uuid.uuid4().hex[:8])
+    _stamp_title(nb.cells[0], pub, relpath)
+
+    setups = [c for c in nb.cells if SETUP_TAG in _tags(c)]
+    navs = [c for c in nb.cells if NAV_TAG in _tags(c)]
+    if len(setups) > 1 or len(navs) > 1:
+        raise StampError(f"{relpath}: more than one cell tagged {SETUP_TAG!r} or {NAV_TAG!r}")
+    cells = [c for c in nb.cells if c not in setups and c not in navs]
+
+    if setups:
+        setup = setups[0]
+        if setup.cell_type != "code":
+            raise StampError(f"{relpath}: the cell tagged {SETUP_TAG!r} must be a code cell")
+    else:
+        setup = nbformat.v4.new_code_cell(id=SETUP_TAG)
+        setup.metadata["tags"] = [SETUP_TAG]
+    if setup.source != setup_source(pub):
+        setup.source = setup_source(pub)
+        setup.outputs = []
+        setup.execution_count = None
+    first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
+    cells.insert(max(first_code, 1), setup)
+
+    if navs:
+        nav = navs[0]
+        if nav.cell_type != "markdown":
+            raise StampError(f"{relpath}: the cell tagged {NAV_TAG!r} must be a Markdown cell")
+    else:
+        nav = nbformat.v4.new_markdown_cell(id=NAV_TAG)
+        nav.metadata["tags"] = [NAV_TAG]
+    nav.source = nav_source(pub, nav_items)
+    cells.append(nav)
+
+    for cell, kind in zip(cells, expected_slide_types(cells), strict=True):
+        cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
+    nb.cells = cells
+    return json.dumps(nb, sort_keys=True) != before
+
+
+def check(nb, relpath, pub, nav_items):
+    """What in ``nb`` disagrees with what ``stamp`` would write: a list of messages."""
+    where = relpath
+    try:
+        title_of(nb, where)
+    except StampError as e:
+        return [str(e)]
+    problems = []
+    title_lines = nb.cells[0].source.splitlines()
+    badges = [line.strip() for line in title_lines if "colab-badge" in line or BADGE_ALT in line]
+    want = badge_line(pub, relpath)
+    if badges != [want]:
+        problems.append(
+            f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
+            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
+        )
+    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in _tags(c)]
+    codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    if len(setups) != 1:
+        problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
+    else:
+        cell = nb.cells[setups[0]]
+        if cell.cell_type != "code" or setups[0] != codes[0]:
+            problems.append(f"{where}: the {SETUP_TAG!r} cell must be the first code cell")
+        if cell.source != setup_source(pub):
+            problems.append(
+                f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
+                f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
+            )
+    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in _tags(c)]
+    if navs != [len(nb.cells) - 1]:
+        problems.append(
+            f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
+        )
+    elif nb.cells[-1].source != nav_source(pub, nav_items):
+        problems.append(
+            f"{where}: the navigation cell is stale, expected\n  {nav_source(pub, nav_items)!r}\n"
+            f"  found {nb.cells[-1].source!r}"
+        )
+    for i, (cell, kind) in enumerate(zip(nb.cells, expected_slide_types(nb.cells), strict=True)):
+        if _slide_type(cell) != kind:
+            problems.append(
+                f"{where}: cell {i} ({cell.source[:40]!r}) has slide_type "
+                f"{_slide_type(cell)!r}, expected {kind!r}"
+            )
+    return problems
+
+
+def _targets(paths, root):
+    if paths:
+        return [pathlib.Path(p) for p in paths]
+    return chapter_notebooks(root) + solution_notebooks(root)
+
+
+def cmd_stamp(paths, root=ROOT, pyproject=None):
+    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
+    nav = navigation(root)
+    changed = 0
+    for path in _targets(paths, root):
+        rel = relpath_of(path, root)
+        nb = nbformat.read(path, as_version=4)
+        original = copy.deepcopy(nb)
+        if stamp(nb, rel, pub, nav.get(rel, [])):
+            nbformat.validate(nb)
+            nbformat.write(nb, path)
+            changed += 1
+            print(f"stamped {rel}")
+        else:
+            assert nb == original
+    print(f"{changed} notebook(s) changed; re-execute changed ones with `make execute`.")
+    return 0
+
+
+def cmd_check(paths, root=ROOT, pyproject=None):
+    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
+    nav = navigation(root)
+    problems = []
+    for path in _targets(paths, root):
+        rel = relpath_of(path, root)
+        problems += check(nbformat.read(path, as_version=4), rel, pub, nav.get(rel, []))
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=pathlib.Path, default=ROOT,
+                        help="the repository (default: this checkout)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("stamp").add_argument("notebooks", nargs="*")
+    sub.add_parser("check").add_argument("notebooks", nargs="*")
+    src = sub.add_parser("setup-source")
+    src.add_argument("--pip-target", help="install d2lutil from here instead of the repository")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "stamp":
+            return cmd_stamp(args.notebooks, args.root)
+        if args.command == "check":
+            return cmd_check(args.notebooks, args.root)
+        print(setup_source(load_publication(args.root / "pyproject.toml"), args.pip_target))
+        return 0
+    except StampError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

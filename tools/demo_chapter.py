@@ -1,0 +1,110 @@
+"""A tiny stand-in chapter for testing the tools: two notebooks and one solutions notebook.
+
+    python tools/demo_chapter.py DIR   # writes DIR/pyproject.toml and DIR/notebooks/...
+
+The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps,
+Recap, Exercises), hold formulas inline and displayed, one PNG figure each,
+and prose numbers that their outputs print. They are not executed or stamped
+here: tests run ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
+"""
+
+import pathlib
+import sys
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+PYPROJECT = """\
+[project]
+name = "demo"
+version = "0"
+
+[project.urls]
+Repository = "https://github.com/example-owner/example-chapter"
+
+[tool.chapter]
+branch = "teaching"
+"""
+
+FIGURE = """\
+import matplotlib.pyplot as plt
+import numpy as np
+
+import d2lutil
+
+d2lutil.use_chapter_style()
+x = np.linspace(0, 4, 50)
+_ = d2lutil.plot_lines(x, {"{label}": {expr}}, xlabel="x", ylabel="y")
+plt.show()"""
+
+
+def chapter_one():
+    return [
+        new_markdown_cell("# Scaled dot products"),
+        new_markdown_cell("## What you will learn\n\n- why scores are divided by $\\sqrt{d}$"),
+        new_code_cell("import math\n\nimport torch"),
+        new_markdown_cell(
+            "## Why scale\n\nWith $d = 64$ the factor is $1/\\sqrt{d} = 0.125$, and a sum of "
+            "1024 terms has a standard deviation of 32."
+        ),
+        new_code_cell("scale = 1 / math.sqrt(64)\nassert scale == 0.125\nprint(scale, 1024)"),
+        new_markdown_cell(
+            "The softmax of scaled scores:\n\n$$a_i = \\frac{e^{s_i}}{\\sum_j e^{s_j}}.$$"
+        ),
+        new_code_cell(FIGURE.replace("{label}", "exp").replace("{expr}", "np.exp(x)")),
+        new_markdown_cell("## Recap\n\nScaling by $1/\\sqrt{d}$ keeps scores of order one."),
+        new_markdown_cell("## Exercises\n\n1. Compute the factor for $d = 16$.\n"
+                          "2. Plot the softmax of three scores."),
+    ]
+
+
+def chapter_two():
+    return [
+        new_markdown_cell("# Many heads"),
+        new_markdown_cell("## What you will learn\n\n- how $h$ heads split the width"),
+        new_code_cell("import torch\n\ntorch.manual_seed(0)\nwidth, num_heads = 512, 8\n"
+                      "print(width // num_heads)"),
+        new_markdown_cell("## Splitting\n\nEach of the 8 heads gets 64 columns, "
+                          "a share of 0.125 of the width."),
+        new_code_cell("share = 1 / num_heads\nassert share == 0.125\nprint(share)"),
+        new_code_cell(FIGURE.replace("{label}", "square").replace("{expr}", "x**2")),
+        new_markdown_cell("## Recap\n\nHeads split $d$ into $h$ parts of $d/h$."),
+        new_markdown_cell("## Exercises\n\n1. Split 768 columns into 12 heads.\n"
+                          "2. Why must $h$ divide $d$?"),
+    ]
+
+
+def solutions_one():
+    return [
+        new_markdown_cell("# Solutions: scaled dot products"),
+        new_code_cell("import math\n\nfactor = 1 / math.sqrt(16)\nassert factor == 0.25\n"
+                      "print(factor)"),
+    ]
+
+
+def notebook(cells):
+    nb = new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    return nb
+
+
+def write_demo(root):
+    """Write the demo repository into ``root``; return the list of notebook paths."""
+    root = pathlib.Path(root)
+    (root / "notebooks" / "solutions").mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    paths = {
+        root / "notebooks" / "01_scaling.ipynb": chapter_one(),
+        root / "notebooks" / "02_heads.ipynb": chapter_two(),
+        root / "notebooks" / "solutions" / "01_solutions.ipynb": solutions_one(),
+    }
+    for path, cells in paths.items():
+        nbformat.write(notebook(cells), path)
+    return list(paths)
+
+
+if __name__ == "__main__":
+    for p in write_demo(sys.argv[1]):
+        print(p)
