@@ -54,7 +54,9 @@ ASSETS = {
     "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "extensions", "jax/element",
                 "jax/input/TeX", "jax/output/CommonHTML", "localization/en",
                 "fonts/HTML-CSS/TeX/woff", "LICENSE"],
-    "reveal.js": ["dist", "plugin/notes", "LICENSE"],
+    # One theme, "white": its fonts are local (most other themes import Google Fonts).
+    "reveal.js": ["dist/reveal.js", "dist/reveal.css", "dist/theme/white.css",
+                  "dist/theme/fonts/source-sans-pro", "plugin/notes", "LICENSE"],
     "requirejs": ["require.js"],
     "jquery": ["dist/jquery.min.js", "LICENSE.txt"],
 }
@@ -74,6 +76,7 @@ TEMPLATES = {
     "chapter_slides.html.j2": "{%- extends 'reveal/index.html.j2' -%}\n"
                               "{% block html_head_js_mermaidjs %}{% endblock %}\n",
 }
+REVEAL_THEME = "white"
 CDN_HOSTS = ("cdnjs.cloudflare.com", "unpkg.com", "cdn.jsdelivr.net", "code.jquery.com",
              "ajax.googleapis.com", "fonts.googleapis.com")
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -257,14 +260,18 @@ def remote_resources(text):
 
 
 def check_offline(out):
-    """{file: remote addresses} for every .html file under ``out`` that loads anything remote."""
+    """{file: remote addresses} for every page and style sheet under ``out`` that loads any.
+
+    The copied packages' JavaScript is not searched (it names addresses it never loads).
+    """
     report = {}
-    for page in sorted(pathlib.Path(out).rglob("*.html")):
-        if "assets" in page.relative_to(out).parts:
+    out = pathlib.Path(out)
+    for path in sorted([*out.rglob("*.html"), *out.rglob("*.css")]):
+        if path.suffix == ".html" and "assets" in path.relative_to(out).parts:
             continue  # the copied packages' own demo pages
-        found = remote_resources(page.read_text(encoding="utf-8"))
+        found = remote_resources(path.read_text(encoding="utf-8", errors="replace"))
         if found:
-            report[str(page)] = found
+            report[str(path)] = found
     return report
 
 
@@ -281,7 +288,7 @@ def make_exporters(page_urls, slide_urls):
     page = HTMLExporter(extra_loaders=[loader], template_file="chapter_page.html.j2",
                         **page_urls)
     slides = SlidesExporter(extra_loaders=[loader], template_file="chapter_slides.html.j2",
-                            **page_urls, **slide_urls)
+                            reveal_theme=REVEAL_THEME, **page_urls, **slide_urls)
     return page, slides
 
 
