@@ -1,0 +1,102 @@
+"""Notebook hygiene over every stored notebook (chapter and solutions), checked in make test.
+
+One test per notebook and check, so a failure names both; the message names the cell.
+The checks live in tools/hygiene.py; tests/test_chapter_tools.py shows each of them
+failing on a deliberately broken notebook.
+"""
+
+import pathlib
+import re
+import sys
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import hygiene  # noqa: E402
+
+CHAPTER = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+
+# Numbers that may stand in the prose of a notebook without being printed by it: a
+# definition or a citation, never a measured or computed result. Keep it short and give
+# each entry its reason. Keys are paths from the repository root; "*" means every notebook.
+ALLOWED_NUMBERS = {
+    "*": set(),
+}
+
+CHECKS = {
+    "valid": hygiene.check_valid,
+    "execution_counts": hygiene.check_execution_counts,
+    "errors": hygiene.check_errors,
+    "stderr_and_paths": hygiene.check_streams_and_paths,
+    "no_svg": hygiene.check_no_svg,
+    "kernelspec": hygiene.check_kernelspec,
+    "title_and_badge": hygiene.check_title,
+}
+
+
+def name_of(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+def allowed(path):
+    return ALLOWED_NUMBERS["*"] | ALLOWED_NUMBERS.get(name_of(path), set())
+
+
+def read(path):
+    return nbformat.read(path, as_version=4)
+
+
+def report(problems):
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("check", CHECKS)
+@pytest.mark.parametrize("path", CHAPTER + SOLUTIONS, ids=name_of)
+def test_hygiene(path, check):
+    report(CHECKS[check](read(path), name_of(path)))
+
+
+@pytest.mark.parametrize("path", CHAPTER + SOLUTIONS, ids=name_of)
+def test_size(path):
+    report(hygiene.check_size(path.stat().st_size, name_of(path)))
+
+
+@pytest.mark.parametrize("path", CHAPTER + SOLUTIONS, ids=name_of)
+def test_prose_numbers_are_printed(path):
+    report(hygiene.check_prose_numbers(read(path), name_of(path), allowed(path)))
+
+
+@pytest.mark.parametrize("path", CHAPTER, ids=name_of)
+def test_chapter_structure(path):
+    report(hygiene.check_structure(read(path), name_of(path)))
+
+
+def number(path):
+    m = re.match(r"(\d+)_", path.name)
+    return m.group(1) if m else None
+
+
+@pytest.mark.parametrize("path", CHAPTER, ids=name_of)
+def test_chapter_notebook_has_solutions(path):
+    mine = [s for s in SOLUTIONS if number(s) == number(path)]
+    assert mine, (f"{name_of(path)}: no worked solutions: expected "
+                  f"notebooks/solutions/{number(path)}_solutions.ipynb")
+
+
+@pytest.mark.parametrize("path", SOLUTIONS, ids=name_of)
+def test_solutions_belong_to_a_chapter_notebook_and_assert(path):
+    assert any(number(c) == number(path) for c in CHAPTER), \
+        f"{name_of(path)}: no chapter notebook numbered {number(path)}"
+    asserting = [c for c in read(path).cells if c.cell_type == "code"
+                 if re.search(r"^\s*assert\b", c.source, re.M)]
+    assert asserting, f"{name_of(path)}: no cell asserts an answer"
+
+
+def test_allowlist_is_short_and_used():
+    entries = sum(len(v) for v in ALLOWED_NUMBERS.values())
+    assert entries <= 10, f"ALLOWED_NUMBERS holds {entries} numbers: print them instead"
+    for key in ALLOWED_NUMBERS:
+        assert key == "*" or (ROOT / key).exists(), f"ALLOWED_NUMBERS names missing {key}"

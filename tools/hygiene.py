@@ -1,0 +1,243 @@
+"""Checks of a stored notebook's hygiene (CONTRIBUTING.md and issue 6), one function each.
+
+Each ``check_*(nb, name)`` takes a notebook node and the name to report it under and
+returns a list of messages (empty when the notebook passes), each naming the notebook and
+the offending cell as ``cell N`` (0-based index, as nbformat and JupyterLab's cell list
+count) with the cell's first line. tests/test_notebooks.py runs them over every notebook;
+tests/test_chapter_tools.py shows each one failing on a deliberately broken notebook.
+"""
+
+import re
+
+import nbformat
+
+IGNORE_MARKER = "NBVAL_IGNORE_OUTPUT"
+RAISES_TAG = "raises-exception"  # nbval's tag for a cell meant to raise
+MAX_BYTES = 1_000_000
+MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:root|home|tmp|work)(?:/|\b)")
+BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/"
+                      r"colab-badge\.svg\)\]\(https://colab\.research\.google\.com/github/\S+\)$")
+TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
+NAV_TAG = "chapter-nav"  # tools/colab.py's navigation cell: links, no prose
+
+
+def where(name, i, cell):
+    first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
+    return f"{name}: cell {i} ({first[:50]!r})"
+
+
+def is_ignored(cell):
+    """True when the cell carries nbval's NBVAL_IGNORE_OUTPUT marker (anywhere)."""
+    return IGNORE_MARKER in cell.source
+
+
+def output_texts(cell):
+    """The text of every output of a code cell (streams, text data, error messages)."""
+    texts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            texts.append(out.text)
+        elif out.output_type in ("execute_result", "display_data"):
+            for mime in TEXT_MIMES:
+                if mime in out.data:
+                    value = out.data[mime]
+                    texts.append(value if isinstance(value, str) else str(value))
+        elif out.output_type == "error":
+            texts.append(f"{out.ename}: {out.evalue}")
+            texts.extend(out.traceback)
+    return texts
+
+
+def check_valid(nb, name):
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as e:
+        return [f"{name}: not valid nbformat: {str(e).splitlines()[0]}"]
+    if (nb.nbformat, nb.nbformat_minor) < (4, 5):
+        return [f"{name}: nbformat {nb.nbformat}.{nb.nbformat_minor} has no cell ids; "
+                "save it with nbformat >= 4.5"]
+    problems = []
+    seen = set()
+    for i, cell in enumerate(nb.cells):
+        if not cell.get("id"):
+            problems.append(f"{where(name, i, cell)}: no cell id")
+        elif cell.id in seen:
+            problems.append(f"{where(name, i, cell)}: duplicate cell id {cell.id!r}")
+        seen.add(cell.get("id"))
+    return problems
+
+
+def check_execution_counts(nb, name):
+    problems = []
+    expected = 0
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        expected += 1
+        if cell.execution_count != expected:
+            problems.append(
+                f"{where(name, i, cell)}: execution count {cell.execution_count}, expected "
+                f"{expected} (run the notebook top to bottom: make execute NB={name})")
+            break
+        for out in cell.outputs:
+            if out.output_type == "execute_result" and out.execution_count != expected:
+                problems.append(f"{where(name, i, cell)}: an output from execution "
+                                f"{out.execution_count}, not {expected}")
+    return problems
+
+
+def check_errors(nb, name):
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        meant = RAISES_TAG in cell.metadata.get("tags", [])
+        if errors and not meant:
+            problems.append(f"{where(name, i, cell)}: stored error "
+                            f"{errors[0].ename}: {errors[0].evalue}")
+        if meant and not errors:
+            problems.append(f"{where(name, i, cell)}: tagged {RAISES_TAG!r} but stores no error")
+    return problems
+
+
+def check_streams_and_paths(nb, name):
+    """Nothing on stderr, no machine paths, except in NBVAL_IGNORE_OUTPUT cells."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        first = cell.source.splitlines()[0] if cell.source else ""
+        if is_ignored(cell) and IGNORE_MARKER not in first:
+            problems.append(f"{where(name, i, cell)}: {IGNORE_MARKER} must be on the first line")
+        if is_ignored(cell):
+            continue
+        for out in cell.outputs:
+            if out.output_type == "stream" and out.name == "stderr":
+                problems.append(f"{where(name, i, cell)}: writes to stderr: {out.text[:120]!r}")
+        for text in output_texts(cell):
+            m = MACHINE_PATH.search(text)
+            if m:
+                line = text[text.rfind("\n", 0, m.start()) + 1:][:120]
+                problems.append(f"{where(name, i, cell)}: machine path in an output: {line!r}")
+                break
+    return problems
+
+
+def check_no_svg(nb, name):
+    return [f"{where(name, i, cell)}: SVG output (figures must be PNG)"
+            for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            if any("image/svg+xml" in o.get("data", {}) for o in cell.outputs)]
+
+
+def check_size(size, name, limit=MAX_BYTES):
+    if size >= limit:
+        return [f"{name}: {size} bytes, must be under {limit} (smaller or fewer figures)"]
+    return []
+
+
+def check_kernelspec(nb, name):
+    kernel = nb.metadata.get("kernelspec", {}).get("name")
+    if kernel != "python3":
+        return [f"{name}: kernelspec name is {kernel!r}, must be 'python3'"]
+    return []
+
+
+def check_title(nb, name):
+    if not nb.cells or nb.cells[0].cell_type != "markdown":
+        return [f"{name}: the first cell must be the Markdown title cell"]
+    lines = [line.strip() for line in nb.cells[0].source.strip().splitlines()]
+    problems = []
+    if not lines or not lines[0].startswith("# "):
+        problems.append(f"{name}: the title cell must start with '# Title'")
+    if not any(BADGE_RE.match(line) for line in lines):
+        problems.append(f"{name}: the title cell has no Open-in-Colab badge line "
+                        "(run `python tools/colab.py stamp`)")
+    return problems
+
+
+def headings(nb):
+    """(index, first line) of every Markdown cell that opens a ``## `` section."""
+    return [(i, c.source.strip().splitlines()[0]) for i, c in enumerate(nb.cells)
+            if c.cell_type == "markdown" and c.source.strip().startswith("## ")]
+
+
+def check_structure(nb, name):
+    """A chapter notebook: what you will learn, ..., Recap, Exercises (2 to 4)."""
+    problems = []
+    if len(nb.cells) < 2 or not (nb.cells[1].cell_type == "markdown" and
+                                 nb.cells[1].source.strip().startswith("## What you will learn")):
+        problems.append(f"{name}: cell 1 must be Markdown starting with '## What you will learn'")
+    sections = headings(nb)
+    last_two = [text for _, text in sections[-2:]]
+    if last_two != ["## Recap", "## Exercises"]:
+        problems.append(f"{name}: the last two sections must be '## Recap' and '## Exercises', "
+                        f"found {last_two}")
+        return problems
+    start = sections[-1][0]
+    items = 0
+    for cell in nb.cells[start:]:
+        if cell.cell_type == "markdown" and NAV_TAG not in cell.metadata.get("tags", []):
+            items += len(re.findall(r"(?m)^\d+\.\s", cell.source))
+    if not 2 <= items <= 4:
+        problems.append(f"{name}: '## Exercises' has {items} numbered exercises, expected 2 to 4")
+    return problems
+
+
+# --- the prose is true to the outputs --------------------------------------------------
+
+NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:[eE][-+]?\d+)?|\d{4,})(?![\w]|[.,]\d)")
+
+
+def prose_numbers(markdown):
+    """The numbers the rule covers in a Markdown text: decimals and integers of 4+ digits.
+
+    Link targets, bare URLs, HTML tags and version strings (1.0.3) are not prose and are
+    dropped. LaTeX counts: ``1{,}024`` and ``1\\,024`` are read as ``1,024``.
+    """
+    text = re.sub(r"\]\([^)]*\)", "]", markdown)
+    text = re.sub(r"https?://\S+", " ", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"(\d)(?:\{,\}|\\,)(?=\d{3})", r"\1,", text)
+    text = re.sub(r"(?<![\w.])\d+(?:\.\d+){2,}(?![\w.])", " ", text)
+    return NUMBER.findall(text)
+
+
+def number_in(number, texts):
+    forms = {number, number.replace(",", "")}
+    for form in forms:
+        pattern = re.compile(r"(?<![\d.])" + re.escape(form) + r"(?![\d]|[.,]\d)")
+        if any(pattern.search(text) for text in texts):
+            return True
+    return False
+
+
+def check_prose_numbers(nb, name, allowed=()):
+    """Every decimal and every 4+ digit integer of the Markdown appears in an output."""
+    texts = [t for cell in nb.cells if cell.cell_type == "code" for t in output_texts(cell)]
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or NAV_TAG in cell.metadata.get("tags", []):
+            continue
+        missing = [n for n in prose_numbers(cell.source)
+                   if n not in allowed and not number_in(n, texts)]
+        if missing:
+            problems.append(
+                f"{where(name, i, cell)}: {', '.join(dict.fromkeys(missing))} not printed by any "
+                "cell of this notebook (print and assert it, or allowlist it in "
+                "tests/test_notebooks.py with a reason)")
+    return problems
+
+
+def check_all(nb, name, size, chapter=True, allowed=()):
+    """Every check above; ``chapter`` adds the structure of a chapter notebook."""
+    problems = []
+    for check in (check_valid, check_execution_counts, check_errors, check_streams_and_paths,
+                  check_no_svg, check_kernelspec, check_title):
+        problems += check(nb, name)
+    problems += check_size(size, name)
+    if chapter:
+        problems += check_structure(nb, name)
+    problems += check_prose_numbers(nb, name, allowed)
+    return problems
