@@ -1,0 +1,314 @@
+"""Summaries, the Markdown report and the figure of `make bench`, from its raw results.
+
+Timing entries hold, per implementation, one median per interleaved round (seconds).
+A ratio is taken within each round (implementation / reference, both measured seconds
+apart) and the median of those per-round ratios is reported, which cancels most of the
+slow drift of a shared machine's load.
+"""
+
+import statistics
+
+from mha_impls import IMPLS, REFERENCE
+
+#: Issue 7's per-notebook budget under nbval, seconds, by the notebook's number.
+NOTEBOOK_BUDGET_S = {"01": 9, "02": 12, "03": 15, "04": 8, "05": 8}
+HEADLINE_SHAPE = [32, 128, 256, 8]
+SPEED_TARGET, MEMORY_TARGET = 1.05, 1.1
+
+
+def summarize(times, reference=REFERENCE):
+    """Per name: median seconds, min and max over rounds, median per-round ratio."""
+    ref = times[reference]
+    out = {}
+    for name, values in times.items():
+        ratios = [v / r for v, r in zip(values, ref, strict=True)]
+        out[name] = {
+            "median_s": statistics.median(values),
+            "min_s": min(values),
+            "max_s": max(values),
+            "ratio": statistics.median(ratios),
+            "ratio_min": min(ratios),
+            "ratio_max": max(ratios),
+        }
+    return out
+
+
+def shape_label(shape):
+    return "({}, {}, {}, {})".format(*shape)
+
+
+def _ms(seconds):
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
+
+
+def timing_table(entries, mode):
+    names = [n for n in IMPLS if any(n in e["times"] for e in entries)]
+    lines = [
+        "| (batch, length, d, h) | " + " | ".join(names) + " | reference spread |",
+        "|---" * (len(names) + 2) + "|",
+    ]
+    for entry in (e for e in entries if e["mode"] == mode):
+        summary = summarize(entry["times"])
+        cells = []
+        for name in names:
+            s = summary.get(name)
+            cells.append("" if s is None else f"{_ms(s['median_s'])} ms (x{s['ratio']:.2f})")
+        ref = summary[REFERENCE]
+        spread = f"{_ms(ref['min_s'])} to {_ms(ref['max_s'])} ms"
+        lines.append(f"| {shape_label(entry['shape'])} | " + " | ".join(cells) + f" | {spread} |")
+    return "\n".join(lines)
+
+
+def memory_summary(memory):
+    """Per name: median RSS peak increase and tensor peak (MiB) over the repeats."""
+    out = {}
+    for name, runs in memory["runs"].items():
+        rss = [r["rss_peak_mib"] for r in runs if r.get("rss_peak_mib") is not None]
+        out[name] = {
+            "rss_mib": statistics.median(rss) if rss else None,
+            "rss_min": min(rss) if rss else None,
+            "rss_max": max(rss) if rss else None,
+            "tensor_mib": statistics.median(r["tensor_peak_mib"] for r in runs),
+        }
+    return out
+
+
+def memory_table(memory):
+    summary = memory_summary(memory)
+    ref = summary.get(REFERENCE, {})
+    lines = [
+        "| implementation | RSS peak increase, MiB (range) | x torch | "
+        "tensor peak, MiB | x torch |",
+        "|---|---|---|---|---|",
+    ]
+    for name in (n for n in IMPLS if n in summary):
+        s = summary[name]
+        if s["rss_mib"] is None:
+            rss, rss_ratio = "n/a", ""
+        else:
+            rss = f"{s['rss_mib']:.1f} ({s['rss_min']:.1f} to {s['rss_max']:.1f})"
+            rss_ratio = f"{s['rss_mib'] / ref['rss_mib']:.2f}" if ref.get("rss_mib") else ""
+        t_ratio = f"{s['tensor_mib'] / ref['tensor_mib']:.2f}" if ref.get("tensor_mib") else ""
+        lines.append(f"| {name} | {rss} | {rss_ratio} | {s['tensor_mib']:.1f} | {t_ratio} |")
+    return "\n".join(lines)
+
+
+def notebook_table(notebooks):
+    lines = [
+        "| notebook | kernel start, s | imports, s | own work, s | total, s | "
+        "nbval budget, s | slowest cells (index: s) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for nb in notebooks:
+        if "error" in nb:
+            lines.append(f"| {nb['notebook']} | failed: {nb['error']} | | | | | |")
+            continue
+        budget = NOTEBOOK_BUDGET_S.get(nb["notebook"][:2], "")
+        slow = ", ".join(f"{c['cell']}: {c['seconds']:.1f}" for c in nb["slowest_cells"])
+        lines.append(
+            f"| {nb['notebook']} | {nb['kernel_start_s']:.1f} | {nb['imports_s']:.1f} | "
+            f"{nb['work_s']:.1f} | {nb['total_s']:.1f} | {budget} | {slow} |")
+    return "\n".join(lines)
+
+
+def paired_table(paired):
+    lines = [
+        "| threads | d2lutil fused, ms | torch need_weights=False, ms | ratio: median "
+        "(quartiles) | rounds |",
+        "|---|---|---|---|---|",
+    ]
+    for entry in paired:
+        fused = entry["times"]["d2lutil fused"]
+        ref = entry["times"][REFERENCE]
+        ratios = [a / b for a, b in zip(fused, ref, strict=True)]
+        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+        lines.append(
+            f"| {entry['threads']} | {_ms(statistics.median(fused))} | "
+            f"{_ms(statistics.median(ref))} | {statistics.median(ratios):.3f} "
+            f"({q1:.2f} to {q3:.2f}) | {len(ratios)} |")
+    return "\n".join(lines)
+
+
+def find_entry(entries, shape, mode):
+    return next((e for e in entries if e["shape"] == shape and e["mode"] == mode), None)
+
+
+def headlines(results):
+    """The issue's targets as (text, met) pairs; met is None where not measured."""
+    out = []
+    entry = find_entry(results.get("timing", []), HEADLINE_SHAPE, "forward+backward")
+    if entry and "d2lutil fused" in entry["times"]:
+        s = summarize(entry["times"])["d2lutil fused"]
+        out.append((
+            f"d2lutil fused / torch need_weights=False, forward+backward at "
+            f"{shape_label(HEADLINE_SHAPE)}: x{s['ratio']:.2f} (median of per-round ratios; "
+            f"rounds {s['ratio_min']:.2f} to {s['ratio_max']:.2f}); target <= {SPEED_TARGET}",
+            s["ratio"] <= SPEED_TARGET))
+    for paired in results.get("paired", []):
+        s = summarize(paired["times"])["d2lutil fused"]
+        out.append((
+            f"d2lutil fused / torch need_weights=False, forward+backward at "
+            f"{shape_label(paired['shape'])}, {len(paired['times'][REFERENCE])} paired rounds "
+            f"at {paired['threads']} thread(s): x{s['ratio']:.3f}; target <= {SPEED_TARGET}",
+            s["ratio"] <= SPEED_TARGET))
+    if entry and "loop over heads" in entry["times"]:
+        s = summarize(entry["times"])
+        loop = s["loop over heads"]
+        vs_fused = summarize(entry["times"], reference="d2lutil fused")["loop over heads"]
+        out.append((
+            f"loop over heads at h = 8, forward+backward: x{loop['ratio']:.2f} torch's time, "
+            f"x{vs_fused['ratio']:.2f} d2lutil fused's", None))
+    memory = results.get("memory")
+    if memory:
+        summary = memory_summary(memory)
+        fused, ref = summary.get("d2lutil fused"), summary.get(REFERENCE)
+        if fused and ref and fused["rss_mib"] is not None and ref["rss_mib"]:
+            ratio = fused["rss_mib"] / ref["rss_mib"]
+            tensor_ratio = fused["tensor_mib"] / ref["tensor_mib"]
+            out.append((
+                f"peak memory increase of d2lutil fused / torch need_weights=False at "
+                f"{shape_label(memory['shape'])}: x{ratio:.2f} by RSS ({fused['rss_mib']:.1f} "
+                f"vs {ref['rss_mib']:.1f} MiB), x{tensor_ratio:.2f} by tensor bytes "
+                f"({fused['tensor_mib']:.1f} vs {ref['tensor_mib']:.1f} MiB); "
+                f"target <= {MEMORY_TARGET}",
+                max(ratio, tensor_ratio) <= MEMORY_TARGET))
+    return out
+
+
+def markdown(results):
+    meta = results["meta"]
+    parts = [
+        "# `make bench`: multi-head attention side by side",
+        "",
+        f"{meta['date']}; {meta['nproc']} cores, {meta['cpu']}; torch {meta['torch']}, "
+        f"{meta['threads']} threads; float32 on the CPU. Load average before / after: "
+        f"{meta.get('load_before', '?')} / {meta.get('load_after', '?')}.",
+        "",
+    ]
+    marks = {True: "met", False: "MISSED", None: "reported"}
+    if headlines(results):
+        parts += ["## Targets", ""]
+        parts += [f"- {text}: **{marks[met]}**" for text, met in headlines(results)]
+        parts.append("")
+    if results.get("timing"):
+        parts += [
+            "## Time per call",
+            "",
+            f"Median over {meta['rounds']} interleaved rounds (each round: "
+            "`torch.utils.benchmark.Timer.blocked_autorange(min_run_time="
+            f"{meta['min_run_time']})`, one per implementation, order rotated each round); "
+            f"in brackets the median of the per-round ratios to `{REFERENCE}`. Self-attention "
+            "(queries = keys = values). The last column is the reference's range over rounds.",
+            "",
+        ]
+        for mode, what in (("forward", "Forward, eval mode, no grad"),
+                           ("forward+backward", "Forward+backward, gradients of the input "
+                                                "and every parameter")):
+            parts += [f"### {what}", "", timing_table(results["timing"], mode), ""]
+    if results.get("paired"):
+        parts += [
+            f"### Headline, paired: forward+backward at {shape_label(HEADLINE_SHAPE)}",
+            "",
+            "Only the two implementations of the speed target, alternated (A B, then B A) "
+            "in many short rounds (`blocked_autorange(min_run_time=0.1)`); the ratio is "
+            "taken within each round.",
+            "",
+            paired_table(results["paired"]),
+            "",
+        ]
+    if results.get("memory"):
+        memory = results["memory"]
+        parts += [
+            f"## Peak memory, one forward+backward at {shape_label(memory['shape'])}",
+            "",
+            f"Increase over a baseline after imports, construction and a tiny warm-up pass; "
+            f"each implementation in its own process, median of {memory['repeats']} "
+            "processes. See benchmarks/README.md for the two measures.",
+            "",
+            memory_table(memory),
+            "",
+        ]
+    if results.get("notebooks"):
+        parts += [
+            "## The chapter's notebooks, fresh kernel each",
+            "",
+            "Imports: every top-level import statement of the notebook, run first as one "
+            "cell; own work: all the notebook's cells after that. The budget column is the "
+            "issue's limit under nbval (which adds its own comparison of outputs).",
+            "",
+            notebook_table(results["notebooks"]),
+            "",
+        ]
+    if results.get("agreement"):
+        worst = max(max(d.values()) for d in results["agreement"].values())
+        parts += [
+            "## Agreement",
+            "",
+            f"Before timing, every implementation's output, input gradient and kept weights "
+            f"were compared with the reference's at every shape: largest difference {worst:.1e}.",
+            "",
+        ]
+    return "\n".join(parts)
+
+
+def plot(results, path):
+    """Save a 2 x 2 figure: the h sweep (forward, forward+backward), ratios by shape, memory."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from d2lutil.plotting import CHAPTER_STYLE
+
+    timing = results.get("timing", [])
+    with plt.rc_context(CHAPTER_STYLE):
+        fig, axes = plt.subplots(2, 2, figsize=(13, 9), layout="constrained")
+        sweep_base = HEADLINE_SHAPE[:3]
+        for ax, mode in zip(axes[0], ("forward", "forward+backward"), strict=True):
+            sweep = sorted((e for e in timing if e["shape"][:3] == sweep_base
+                            and e["mode"] == mode), key=lambda e: e["shape"][3])
+            if sweep:
+                heads = [e["shape"][3] for e in sweep]
+                for name in IMPLS:
+                    if name in sweep[0]["times"]:
+                        ys = [summarize(e["times"])[name]["median_s"] * 1e3 for e in sweep]
+                        ax.plot(heads, ys, marker="o", label=name)
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_xticks(heads, labels=[str(h) for h in heads])
+            ax.set_xlabel("num_heads")
+            ax.set_ylabel("ms per call (median)")
+            ax.set_title(f"{mode}, (batch, length, d) = {tuple(sweep_base)}")
+        axes[0, 0].legend(fontsize=9)
+        ax = axes[1, 0]
+        shapes = [e for e in timing if e["mode"] == "forward+backward"
+                  and e["shape"][3] == 8]
+        if shapes:
+            names = [n for n in IMPLS if n in shapes[0]["times"]]
+            width = 0.8 / len(names)
+            xs = np.arange(len(shapes))
+            for i, name in enumerate(names):
+                ax.bar(xs + i * width, [summarize(e["times"])[name]["ratio"] for e in shapes],
+                       width, label=name)
+            ax.set_xticks(xs + 0.4 - width / 2,
+                          labels=[shape_label(e["shape"]) for e in shapes], fontsize=9)
+            ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
+            ax.set_yscale("log")
+        ax.set_ylabel(f"time / {REFERENCE}")
+        ax.set_title("forward+backward, h = 8")
+        ax = axes[1, 1]
+        if results.get("memory"):
+            summary = memory_summary(results["memory"])
+            names = [n for n in IMPLS if n in summary]
+            xs = np.arange(len(names))
+            ax.bar(xs - 0.2, [summary[n]["rss_mib"] or 0 for n in names], 0.4, label="RSS")
+            ax.bar(xs + 0.2, [summary[n]["tensor_mib"] for n in names], 0.4,
+                   label="tensor bytes")
+            ax.set_xticks(xs, labels=[n.replace(" ", "\n", 1) for n in names], fontsize=8)
+            ax.set_ylabel("peak increase, MiB")
+            ax.set_title(f"memory, forward+backward at {shape_label(results['memory']['shape'])}")
+            ax.legend()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)

@@ -1,0 +1,129 @@
+"""Smoke tests of benchmarks/: the implementations agree, the report code works.
+
+Tiny sizes and no timing: `make bench` measures, these only check the machinery.
+"""
+
+import pathlib
+import sys
+
+import nbformat
+import pytest
+import torch
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import memory  # noqa: E402
+import mha_impls  # noqa: E402
+import notebook_times  # noqa: E402
+import report  # noqa: E402
+
+# d2l is left out: importing it takes seconds; run.py checks it at every benchmarked shape.
+FAST_IMPLS = [n for n in mha_impls.IMPLS if n != "d2l"]
+
+
+@pytest.mark.parametrize("num_heads", [1, 4])
+def test_implementations_agree(num_heads):
+    impls = [mha_impls.build(name, 16, num_heads, seed=3) for name in FAST_IMPLS]
+    diffs = mha_impls.check_agreement(impls, batch_size=2, length=5, num_hiddens=16, seed=3)
+    assert set(diffs) == set(FAST_IMPLS)
+    assert max(diffs.values()) < 1e-5
+
+
+def test_agreement_check_catches_a_wrong_weight():
+    impls = [mha_impls.build(name, 16, 4) for name in (mha_impls.REFERENCE, "loop over heads")]
+    with torch.no_grad():
+        impls[1].module.W_v[2].weight[0, 0] += 0.5
+    with pytest.raises(AssertionError, match="loop over heads"):
+        mha_impls.check_agreement(impls, batch_size=2, length=5, num_hiddens=16)
+
+
+def test_forward_backward_leaves_no_accumulated_grads():
+    impl = mha_impls.build("d2lutil fused", 16, 4)
+    x = torch.randn(2, 5, 16, requires_grad=True)
+    output, grads = mha_impls.forward_backward(impl, x, torch.ones(2, 5, 16))
+    assert output.shape == (2, 5, 16)
+    assert len(grads) == 1 + len(list(impl.module.parameters()))
+    assert all(p.grad is None for p in impl.module.parameters()) and x.grad is None
+
+
+def test_summarize_takes_the_median_of_per_round_ratios():
+    # The reference drifts (machine load); the other is always 2x the same round's time.
+    ref = [1.0, 3.0, 2.0, 10.0]
+    times = {mha_impls.REFERENCE: ref, "d2lutil fused": [2 * t for t in ref]}
+    summary = report.summarize(times)
+    assert summary["d2lutil fused"]["ratio"] == pytest.approx(2.0)
+    assert summary[mha_impls.REFERENCE]["ratio"] == pytest.approx(1.0)
+    assert summary["d2lutil fused"]["median_s"] == pytest.approx(5.0)
+    assert summary["d2lutil fused"]["max_s"] == pytest.approx(20.0)
+
+
+def fake_results(fused_factor):
+    names = FAST_IMPLS
+    factors = {n: 1.0 + 0.5 * i for i, n in enumerate(names)}
+    factors[mha_impls.REFERENCE], factors["d2lutil fused"] = 1.0, fused_factor
+    shapes = [[32, 128, 256, 8], [8, 512, 256, 8], [32, 128, 256, 1]]
+    timing = [{"shape": shape, "mode": mode,
+               "times": {n: [f * 0.01 * (r + 1) for r in range(3)] for n, f in factors.items()}}
+              for shape in shapes for mode in ("forward", "forward+backward")]
+    runs = {n: [{"rss_peak_mib": 10.0 * factors[n], "tensor_peak_mib": 8.0 * factors[n]}]
+            for n in names}
+    return {
+        "meta": {"date": "today", "nproc": 2, "cpu": "cpu", "torch": torch.__version__,
+                 "threads": 2, "rounds": 3, "min_run_time": 0.1},
+        "timing": timing,
+        "paired": [{"shape": [32, 128, 256, 8], "threads": 2, "mode": "forward+backward",
+                    "times": {"d2lutil fused": [fused_factor * 0.1] * 4,
+                              mha_impls.REFERENCE: [0.1] * 4}}],
+        "memory": {"shape": [1, 2048, 256, 8], "repeats": 1, "runs": runs},
+        "notebooks": [{"notebook": "01_x.ipynb", "kernel_start_s": 1.0, "imports_s": 2.0,
+                       "work_s": 3.0, "total_s": 6.0, "slowest_cells": [{"cell": 4,
+                                                                        "seconds": 2.5}]},
+                      {"notebook": "02_y.ipynb", "error": "CellExecutionError: boom"}],
+        "agreement": {"(32, 128, 256, 8)": {n: 1e-7 for n in names}},
+    }
+
+
+@pytest.mark.parametrize("fused_factor", [0.9, 1.5])
+def test_markdown_report(fused_factor):
+    text = report.markdown(fake_results(fused_factor))
+    verdict = "met" if fused_factor <= report.SPEED_TARGET else "MISSED"
+    target_lines = [line for line in text.splitlines() if "target <= 1.05" in line]
+    assert len(target_lines) == 2 and all(line.endswith(f"**{verdict}**")
+                                          for line in target_lines)
+    assert f"x{fused_factor:.2f}" in target_lines[0]
+    # Every table row has as many cells as its header.
+    for table in text.split("\n\n"):
+        rows = [line for line in table.splitlines() if line.startswith("|")]
+        if rows:
+            assert len({row.count("|") for row in rows}) == 1, table
+    assert "| (8, 512, 256, 8) |" in text and "01_x.ipynb | 1.0 | 2.0 | 3.0 | 6.0 | 9 |" in text
+    assert "failed: CellExecutionError: boom" in text
+
+
+def test_plot_writes_a_png(tmp_path):
+    path = tmp_path / "bench.png"
+    report.plot(fake_results(1.0), path)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_import_statements_collects_top_level_imports_only():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell("import nothing"),
+        nbformat.v4.new_code_cell("import torch\nfrom torch import nn\nx = 1"),
+        nbformat.v4.new_code_cell("%timeit 1"),
+        nbformat.v4.new_code_cell("def f():\n    import json\nimport torch\nimport math as m"),
+    ]
+    assert notebook_times.import_statements(nb) == [
+        "import torch", "from torch import nn", "import math as m"]
+
+
+def test_tensor_peak_sees_a_transient_allocation():
+    def transient():
+        a = torch.ones(1024, 1024)  # 4 MiB, freed before the 2 MiB one is made
+        del a
+        b = torch.ones(512, 1024)
+        del b
+
+    peak = memory.tensor_peak_bytes(transient)
+    assert 4 * 2**20 <= peak < 6 * 2**20
