@@ -332,12 +332,14 @@ def check(nb, relpath, pub, nav_items):
             f"{where}: the navigation cell is stale, expected\n  {nav_source(pub, nav_items)!r}\n"
             f"  found {nb.cells[-1].source!r}"
         )
-    for i, (cell, kind) in enumerate(zip(nb.cells, expected_slide_types(nb.cells), strict=True)):
-        if _slide_type(cell) != kind:
-            problems.append(
-                f"{where}: cell {i} ({cell.source[:40]!r}) has slide_type "
-                f"{_slide_type(cell)!r}, expected {kind!r}"
-            )
+    wrong = [
+        f"cell {i} ({cell.source[:40]!r}) has slide_type {_slide_type(cell)!r}, expected {kind!r}"
+        for i, (cell, kind) in enumerate(zip(nb.cells, expected_slide_types(nb.cells), strict=True))
+        if _slide_type(cell) != kind
+    ]
+    if wrong:
+        more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
+        problems.append(f"{where}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
     return problems
 
 

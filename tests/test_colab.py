@@ -1,0 +1,231 @@
+"""Colab badges, setup cells, slide types and navigation agree with pyproject.toml.
+
+The first test runs over the repository's notebooks: it fails when a badge does not point
+at its own file, a setup cell disagrees with [project.urls] Repository or [tool.chapter]
+branch, or a navigation cell or slide type is stale (fix: `python tools/colab.py stamp`,
+then re-execute). The others run tools/colab.py on the demo chapter in a tmp folder and
+show each of those checks failing on a deliberately broken copy.
+"""
+
+import contextlib
+import io
+import pathlib
+import sys
+import types
+
+import nbformat
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import colab  # noqa: E402
+import demo_chapter  # noqa: E402
+
+NOTEBOOKS = colab.chapter_notebooks(ROOT) + colab.solution_notebooks(ROOT)
+
+
+def name_of(path):
+    return path.relative_to(ROOT).as_posix()
+
+
+@pytest.fixture(scope="module")
+def publication():
+    return colab.load_publication(ROOT / "pyproject.toml")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name_of)
+def test_notebook_agrees_with_pyproject(path, publication):
+    rel = name_of(path)
+    try:
+        nav = colab.navigation(ROOT)
+    except colab.StampError as e:
+        pytest.fail(f"cannot work out the navigation links: {e}")
+    problems = colab.check(nbformat.read(path, as_version=4), rel, publication, nav[rel])
+    assert not problems, "\n".join(problems)
+
+
+def test_pyproject_names_a_github_repository(publication):
+    assert publication.repository.startswith("https://github.com/")
+    assert publication.pip_target == f"git+{publication.repository}@{publication.branch}"
+
+
+# --- the tool itself, on the demo chapter ------------------------------------------------
+
+DEMO_PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
+
+
+@pytest.fixture
+def demo(tmp_path):
+    demo_chapter.write_demo(tmp_path)
+    assert colab.cmd_stamp([], root=tmp_path) == 0
+    return tmp_path
+
+
+def problems_in(root):
+    nav = colab.navigation(root)
+    found = []
+    for path in colab.chapter_notebooks(root) + colab.solution_notebooks(root):
+        rel = colab.relpath_of(path, root)
+        found += colab.check(nbformat.read(path, as_version=4), rel,
+                             colab.load_publication(root / "pyproject.toml"), nav[rel])
+    return found
+
+
+def test_stamped_demo_passes(demo):
+    assert problems_in(demo) == []
+    nb = nbformat.read(demo / "notebooks" / "01_scaling.ipynb", as_version=4)
+    assert nb.cells[0].source.splitlines()[2] == (
+        "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+        "(https://colab.research.google.com/github/example-owner/example-chapter/blob/teaching/"
+        "notebooks/01_scaling.ipynb)")
+    setup = [c for c in nb.cells if c.cell_type == "code"][0]
+    assert setup.metadata.tags == ["colab-setup"]
+    assert setup.metadata.slideshow.slide_type == "skip"
+    assert "git+https://github.com/example-owner/example-chapter@teaching" in setup.source
+    kinds = [c.metadata.slideshow.slide_type for c in nb.cells]
+    assert kinds[0] == "slide" and kinds[1] == "slide"
+    nav = nb.cells[-1]
+    assert nav.metadata.tags == ["chapter-nav"]
+    assert "[Many heads](https://colab.research.google.com/github/example-owner/" \
+           "example-chapter/blob/teaching/notebooks/02_heads.ipynb)" in nav.source
+    sol = nbformat.read(demo / "notebooks" / "solutions" / "01_solutions.ipynb", as_version=4)
+    assert "(https://colab.research.google.com/github/example-owner/example-chapter/blob/" \
+           "teaching/notebooks/01_scaling.ipynb)" in sol.cells[-1].source
+    assert "blob/teaching/notebooks/solutions/01_solutions.ipynb" in sol.cells[0].source
+
+
+def test_stamp_is_idempotent_and_keeps_outputs(demo):
+    path = demo / "notebooks" / "02_heads.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):  # pretend it was executed
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"out {i}\n")]
+    nbformat.write(nb, path)
+    before = path.read_bytes()
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        colab.cmd_stamp([], root=demo)
+    assert path.read_bytes() == before
+    assert "0 notebook(s) changed" in printed.getvalue()
+    # The branch moves: the badge, setup cell and links change, nothing else.
+    pyproject = demo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"teaching"', '"v2"'))
+    with contextlib.redirect_stdout(io.StringIO()):
+        colab.cmd_stamp([], root=demo)
+    after = nbformat.read(path, as_version=4)
+    assert "blob/v2/notebooks/02_heads.ipynb" in after.cells[0].source
+    for old, new in zip(nb.cells, after.cells, strict=True):
+        if "colab-setup" not in old.metadata.get("tags", []) and old.cell_type == "code":
+            assert new.outputs == old.outputs and new.source == old.source
+
+
+def test_badge_pointing_at_another_notebook_fails(demo):
+    path = demo / "notebooks" / "02_heads.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace("02_heads.ipynb", "01_scaling.ipynb")
+    nbformat.write(nb, path)
+    problems = problems_in(demo)
+    assert len(problems) == 1 and "02_heads.ipynb: the title cell's Colab badge" in problems[0]
+
+
+def test_missing_badge_fails(demo):
+    path = demo / "notebooks" / "01_scaling.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source = "# Scaled dot products"
+    nbformat.write(nb, path)
+    assert any("found no badge" in p for p in problems_in(demo))
+
+
+@pytest.mark.parametrize("change", [('"teaching"', '"main"'),
+                                    ("example-chapter", "moved-chapter")])
+def test_pyproject_change_makes_notebooks_stale(demo, change):
+    pyproject = demo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(*change))
+    problems = problems_in(demo)
+    assert any("setup cell disagrees with pyproject.toml" in p for p in problems)
+    assert any("Colab badge" in p for p in problems)
+    with contextlib.redirect_stdout(io.StringIO()):
+        colab.cmd_stamp([], root=demo)
+    assert problems_in(demo) == []
+
+
+def test_edited_setup_cell_fails(demo):
+    path = demo / "notebooks" / "solutions" / "01_solutions.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    setup = next(c for c in nb.cells if "colab-setup" in c.metadata.get("tags", []))
+    setup.source = setup.source.replace("--no-deps", "--upgrade")
+    nbformat.write(nb, path)
+    problems = problems_in(demo)
+    assert len(problems) == 1 and "01_solutions.ipynb: the setup cell disagrees" in problems[0]
+
+
+def test_stale_navigation_and_slide_types_fail(demo):
+    path = demo / "notebooks" / "02_heads.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source = nb.cells[0].source.replace("# Many heads", "# Several heads")
+    nb.cells[1].metadata.slideshow.slide_type = "-"
+    nbformat.write(nb, path)
+    problems = problems_in(demo)
+    assert any("01_scaling.ipynb: the navigation cell is stale" in p for p in problems)
+    assert any("02_heads.ipynb: stale slide metadata" in p and "cell 1 " in p
+               and "expected 'slide'" in p for p in problems)
+
+
+def run_setup_cell(source, in_colab, monkeypatch):
+    """Execute the setup cell's code; return (what it printed, the commands it ran)."""
+    import subprocess
+
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append((args, kw)))
+    if in_colab:
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    with contextlib.redirect_stdout(io.StringIO()) as out, \
+            contextlib.redirect_stderr(io.StringIO()) as err:
+        exec(compile(source, "<setup cell>", "exec"), {})
+    return out.getvalue() + err.getvalue(), calls
+
+
+def test_setup_cell_does_nothing_outside_colab(monkeypatch):
+    printed, calls = run_setup_cell(colab.setup_source(DEMO_PUB), False, monkeypatch)
+    assert printed == "" and calls == []
+
+
+def test_setup_cell_installs_without_touching_torch_or_numpy_in_colab(monkeypatch):
+    printed, calls = run_setup_cell(colab.setup_source(DEMO_PUB), True, monkeypatch)
+    assert printed == ""
+    assert len(calls) == 1
+    args, kwargs = calls[0]
+    assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "d2l==1.0.3",
+                        "git+https://github.com/example-owner/example-chapter@teaching"]
+    assert kwargs == {"check": True}
+    assert not any(word in " ".join(args) for word in ("torch", "numpy", "--upgrade", "-U"))
+
+
+@pytest.mark.parametrize("urls, message", [
+    ('Repository = "https://github.com/o/r.git"', "must not end in .git"),
+    ('Repository = "https://gitlab.com/o/r"', "must be https://github.com/OWNER/REPO"),
+    ("Homepage = 'https://github.com/o/r'", "got None"),
+])
+def test_bad_pyproject_is_named(tmp_path, urls, message):
+    (tmp_path / "pyproject.toml").write_text(
+        f"[project.urls]\n{urls}\n[tool.chapter]\nbranch = 'main'\n")
+    with pytest.raises(colab.StampError, match="Repository") as e:
+        colab.load_publication(tmp_path / "pyproject.toml")
+    assert message in str(e.value) and "pyproject.toml" in str(e.value)
+
+
+def test_missing_branch_is_named(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[project.urls]\nRepository = 'https://github.com/o/r'\n")
+    with pytest.raises(colab.StampError, match=r"\[tool.chapter\] branch"):
+        colab.load_publication(tmp_path / "pyproject.toml")
+
+
+def test_notebook_without_title_is_refused(demo):
+    path = demo / "notebooks" / "02_heads.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[0].source = "Many heads, no heading"
+    nbformat.write(nb, path)
+    with pytest.raises(colab.StampError, match="02_heads.ipynb.*'# Title'"):
+        colab.cmd_stamp([path], root=demo)
