@@ -169,6 +169,15 @@ def test_missing_badge_or_title_fails(nb):
     only(hygiene.check_title(nb, NAME), "first cell must be the Markdown title cell")
 
 
+def test_recap_and_exercises_may_share_a_cell(nb):
+    recap = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Recap"))
+    nb.cells[recap].source += "\n\n" + nb.cells[recap + 1].source
+    del nb.cells[recap + 1]
+    assert hygiene.check_structure(nb, NAME) == []
+    nb.cells[recap].source += "\n3. One more.\n4. And one.\n5. Too many."
+    only(hygiene.check_structure(nb, NAME), "has 5 numbered exercises")
+
+
 def test_structure_fails(nb):
     good = copy.deepcopy(nb)
     nb.cells[1].source = "## Goals\n\n- scaling"

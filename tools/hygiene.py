@@ -161,9 +161,14 @@ def check_title(nb, name):
 
 
 def headings(nb):
-    """(index, first line) of every Markdown cell that opens a ``## `` section."""
-    return [(i, c.source.strip().splitlines()[0]) for i, c in enumerate(nb.cells)
-            if c.cell_type == "markdown" and c.source.strip().startswith("## ")]
+    """(cell index, text after the heading) of every ``## `` heading line in Markdown cells."""
+    found = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or NAV_TAG in cell.metadata.get("tags", []):
+            continue
+        for m in re.finditer(r"(?m)^## .*$", cell.source):
+            found.append((i, m.group(0).strip(), cell.source[m.end():]))
+    return found
 
 
 def check_structure(nb, name):
@@ -173,14 +178,14 @@ def check_structure(nb, name):
                                  nb.cells[1].source.strip().startswith("## What you will learn")):
         problems.append(f"{name}: cell 1 must be Markdown starting with '## What you will learn'")
     sections = headings(nb)
-    last_two = [text for _, text in sections[-2:]]
+    last_two = [text for _, text, _ in sections[-2:]]
     if last_two != ["## Recap", "## Exercises"]:
         problems.append(f"{name}: the last two sections must be '## Recap' and '## Exercises', "
                         f"found {last_two}")
         return problems
-    start = sections[-1][0]
-    items = 0
-    for cell in nb.cells[start:]:
+    start, _, rest = sections[-1]
+    items = len(re.findall(r"(?m)^\d+\.\s", rest))
+    for cell in nb.cells[start + 1:]:
         if cell.cell_type == "markdown" and NAV_TAG not in cell.metadata.get("tags", []):
             items += len(re.findall(r"(?m)^\d+\.\s", cell.source))
     if not 2 <= items <= 4:
