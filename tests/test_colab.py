@@ -49,6 +49,24 @@ def test_pyproject_names_a_github_repository(publication):
     assert publication.pip_target == f"git+{publication.repository}@{publication.branch}"
 
 
+def test_readme_lists_every_notebook_with_its_colab_link():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    missing = [line for line in colab.toc_lines(ROOT) if line not in readme]
+    assert not missing, ("README.md lacks these table-of-contents lines (paste the output of "
+                         "`python tools/colab.py toc`):\n" + "\n".join(missing))
+
+
+def test_toc_lines_of_the_demo(demo):
+    assert colab.toc_lines(demo) == [
+        "1. [Scaled dot products](notebooks/01_scaling.ipynb) ([open in Colab](https://colab."
+        "research.google.com/github/example-owner/example-chapter/blob/teaching/notebooks/"
+        "01_scaling.ipynb))",
+        "2. [Many heads](notebooks/02_heads.ipynb) ([open in Colab](https://colab.research."
+        "google.com/github/example-owner/example-chapter/blob/teaching/notebooks/"
+        "02_heads.ipynb))",
+    ]
+
+
 # --- the tool itself, on the demo chapter ------------------------------------------------
 
 DEMO_PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")

@@ -288,7 +288,8 @@ def make_exporters(page_urls, slide_urls):
     page = HTMLExporter(extra_loaders=[loader], template_file="chapter_page.html.j2",
                         **page_urls)
     slides = SlidesExporter(extra_loaders=[loader], template_file="chapter_slides.html.j2",
-                            reveal_theme=REVEAL_THEME, **page_urls, **slide_urls)
+                            reveal_theme=REVEAL_THEME, reveal_scroll=True,
+                            reveal_number="c/t", **page_urls, **slide_urls)
     return page, slides
 
 

@@ -2,6 +2,7 @@
 
     python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
     python tools/colab.py check [NOTEBOOK...]   # list what disagrees, exit 1 if anything does
+    python tools/colab.py toc                   # the README's table of contents, with Colab links
     python tools/colab.py setup-source [--pip-target URL]  # print the setup cell's code
 
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
@@ -343,6 +344,17 @@ def check(nb, relpath, pub, nav_items):
     return problems
 
 
+def toc_lines(root=ROOT, pub=None):
+    """The README's table of contents: one line per chapter notebook with its Colab link."""
+    pub = pub or load_publication(pathlib.Path(root) / "pyproject.toml")
+    lines = []
+    for k, path in enumerate(chapter_notebooks(root), 1):
+        rel = relpath_of(path, root)
+        title = title_of(nbformat.read(path, as_version=4), rel)
+        lines.append(f"{k}. [{title}]({rel}) ([open in Colab]({pub.colab_url(rel)}))")
+    return lines
+
+
 def _targets(paths, root):
     if paths:
         return [pathlib.Path(p) for p in paths]
@@ -387,6 +399,7 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("stamp").add_argument("notebooks", nargs="*")
     sub.add_parser("check").add_argument("notebooks", nargs="*")
+    sub.add_parser("toc", help="print the README's table of contents (Markdown)")
     src = sub.add_parser("setup-source")
     src.add_argument("--pip-target", help="install d2lutil from here instead of the repository")
     args = parser.parse_args(argv)
@@ -395,6 +408,9 @@ def main(argv=None):
             return cmd_stamp(args.notebooks, args.root)
         if args.command == "check":
             return cmd_check(args.notebooks, args.root)
+        if args.command == "toc":
+            print("\n".join(toc_lines(args.root)))
+            return 0
         print(setup_source(load_publication(args.root / "pyproject.toml"), args.pip_target))
         return 0
     except StampError as e:
