@@ -30,6 +30,7 @@ __all__ = [
     "letter_embeddings",
     "embed_word",
     "alignment_weights",
+    "alignment_weights_over_seeds",
     "row_stats",
     "uniform_entropy",
     "expected_regime",
@@ -103,15 +104,27 @@ def alignment_weights(query_word, key_word, d=64, seed=0):
     also the values. Returns the weights, shape (len(query_word), len(key_word)),
     each row summing to 1.
     """
+    return alignment_weights_over_seeds(query_word, key_word, d, [seed])[0]
+
+
+def alignment_weights_over_seeds(query_word, key_word, d, seeds):
+    """``alignment_weights`` for several seeds at once, as one batched attention call.
+
+    Returns shape (len(seeds), len(query_word), len(key_word)); entry s equals
+    ``alignment_weights(query_word, key_word, d, seeds[s])``.
+    """
     query_word = _check_word("query_word", query_word)
     key_word = _check_word("key_word", key_word)
-    table = letter_embeddings(d, seed)
-    # (1, num_queries, d) and (1, num_keys, d): a batch of one pair of words
-    queries = embed_word(query_word, table)[None]
-    keys = embed_word(key_word, table)[None]
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed")
+    tables = [letter_embeddings(d, seed) for seed in seeds]
+    # (num_seeds, num_queries, d) and (num_seeds, num_keys, d): one word pair per seed
+    queries = torch.stack([embed_word(query_word, table) for table in tables])
+    keys = torch.stack([embed_word(key_word, table) for table in tables])
     attention = DotProductAttention()
     attention(queries, keys, keys)
-    return attention.attention_weights[0]
+    return attention.attention_weights
 
 
 def _check_weights(weights):
@@ -171,12 +184,17 @@ def classify_row(row, copies):
         raise TypeError(f"copies must be a list of int positions, got {copies!r}")
     if any(not 0 <= c < row.numel() for c in copies):
         raise ValueError(f"copies must be positions in [0, {row.numel()}), got {copies}")
-    weights = [float(row[c]) for c in copies]
+    return _classify(row.tolist(), copies)
+
+
+def _classify(row, copies):
+    """``classify_row`` on a list of floats (no torch call: fast for many rows)."""
+    weights = [row[c] for c in copies]
     if len(weights) == 1 and weights[0] >= SHARP_MIN:
         return "sharp"
     if len(weights) >= 2 and min(weights) >= SPLIT_TOTAL_MIN / len(weights):
         return "split"
-    if float(row.max()) < DIFFUSE_MAX:
+    if max(row) < DIFFUSE_MAX:
         return "diffuse"
     return "unclear"
 
@@ -196,18 +214,22 @@ def letter_table(query_word, key_word, weights):
             f"weights must have shape {(len(query_word), len(key_word))} "
             f"(len(query_word), len(key_word)), got {tuple(weights.shape)}"
         )
-    max_weights, entropies = row_stats(weights)
+    if (weights < 0).any():
+        raise ValueError("weights must be non-negative")
+    # Plain Python floats from here on: a table is a handful of rows, and many
+    # tiny torch calls cost more than the arithmetic.
+    rows = weights.detach().to(torch.float64).tolist()
     table = []
     for letter in dict.fromkeys(query_word):
-        i = query_word.index(letter)
+        row = rows[query_word.index(letter)]
         copies = [j for j, ch in enumerate(key_word) if ch == letter]
         table.append({
             "letter": letter,
             "copies": len(copies),
-            "max_weight": float(max_weights[i]),
-            "entropy": float(entropies[i]),
+            "max_weight": max(row),
+            "entropy": -sum(p * math.log(p) for p in row if p > 0),
             "expected": expected_regime(letter, key_word),
-            "regime": classify_row(weights[i], copies),
+            "regime": _classify(row, copies),
         })
     return table
 
@@ -233,7 +255,13 @@ def robustness_counts(query_word, key_word, ds, seeds):
         _check_positive_int("d", d)
     for seed in seeds:
         _check_seed(seed)
-    return {d: sum(regimes_hold(query_word, key_word, d, seed) for seed in seeds) for d in ds}
+    counts = {}
+    for d in ds:
+        weights = alignment_weights_over_seeds(query_word, key_word, d, seeds)
+        counts[d] = sum(
+            all(row["regime"] == row["expected"] for row in letter_table(query_word, key_word, w))
+            for w in weights)
+    return counts
 
 
 def uniform_entropy(num_keys):

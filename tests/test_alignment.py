@@ -181,3 +181,25 @@ def test_robustness_counts_grow_with_d():
         al.robustness_counts("ab", "ab", [8], [])
     with pytest.raises(ValueError, match="ds must hold at least one dimension d"):
         al.robustness_counts("ab", "ab", [], [0])
+
+
+def test_alignment_weights_over_seeds_matches_one_seed_at_a_time():
+    batched = al.alignment_weights_over_seeds("attention", "translation", 16, [3, 0, 7])
+    assert batched.shape == (3, 9, 11)
+    for i, seed in enumerate([3, 0, 7]):
+        torch.testing.assert_close(batched[i], al.alignment_weights("attention", "translation",
+                                                                    16, seed))
+    assert not torch.allclose(batched[0], batched[1])
+    with pytest.raises(ValueError, match="seeds must hold at least one seed"):
+        al.alignment_weights_over_seeds("ab", "ab", 8, [])
+
+
+def test_letter_table_statistics_agree_with_row_stats():
+    weights = al.alignment_weights("attention", "translation", 16, 5)
+    max_w, ent = al.row_stats(weights)
+    for row in al.letter_table("attention", "translation", weights):
+        i = "attention".index(row["letter"])
+        assert row["max_weight"] == pytest.approx(float(max_w[i]), abs=1e-12)
+        assert row["entropy"] == pytest.approx(float(ent[i]), abs=1e-9)
+    with pytest.raises(ValueError, match="weights must be non-negative"):
+        al.letter_table("ab", "ab", torch.tensor([[1.5, -0.5], [0.5, 0.5]]))
