@@ -248,7 +248,8 @@ def test_page_renders_figures_formulas_and_links(site, browser):
     assert state["rawDollars"] == 0, f"{page.name}: Markdown with untypeset $...$ formulas"
     check_links(state["links"], page.name)
     assert any(link.endswith("index.html") for link in state["links"]), \
-        f"{page.name}: no link back to the index"
+        f"{page.name}: no link back to the index (its navigation cell is missing: " \
+        "python tools/colab.py stamp)"
     assert local_requests(browser) == [], f"{page.name} fetched: {local_requests(browser)}"
 
 
