@@ -19,11 +19,16 @@ Shapes used throughout:
 * head outputs (features): (num_samples, h * value_size)
 * targets: (num_samples, k * value_size)
 * readout ``W``: (h * value_size, k * value_size), predictions = features @ W
+
+The problems are small, so ``head_outputs``, ``fit_readout``,
+``relative_squared_error``, ``readout_errors`` and ``train_copy_both`` run on
+one torch thread (``one_thread``) and restore the caller's setting.
 """
 
 import math
 from collections import namedtuple
 from contextlib import contextmanager
+from functools import wraps
 
 import numpy as np
 import torch
@@ -60,6 +65,15 @@ def one_thread():
         yield
     finally:
         torch.set_num_threads(num_threads)
+
+
+def _single_threaded(function):
+    @wraps(function)
+    def wrapper(*args, **kwargs):
+        with one_thread():
+            return function(*args, **kwargs)
+
+    return wrapper
 
 
 def _positive_int(name, value):
@@ -129,6 +143,7 @@ def copy_targets(values):
     return values.reshape(values.shape[0], -1)
 
 
+@_single_threaded
 def head_outputs(values, weights):
     """Outputs of ``h`` heads with fixed weights, concatenated.
 
@@ -159,6 +174,7 @@ def _check_pair(features, targets):
         )
 
 
+@_single_threaded
 def fit_readout(features, targets, *, driver="gelsd"):
     """Least-squares readout ``W`` minimising ``||features @ W - targets||^2``.
 
@@ -178,6 +194,7 @@ def fit_readout(features, targets, *, driver="gelsd"):
     return torch.linalg.lstsq(features, targets, driver=driver).solution
 
 
+@_single_threaded
 def relative_squared_error(predictions, targets):
     """``sum ||prediction - target||^2 / sum ||target||^2`` over all samples, a float.
 
@@ -198,6 +215,7 @@ def relative_squared_error(predictions, targets):
     return float(torch.linalg.vector_norm(residual) ** 2) / total
 
 
+@_single_threaded
 def readout_errors(weights, *, value_size, num_train, num_test, seed=0, dtype=torch.float64,
                    driver="gelsd"):
     """Fit the readout for heads with ``weights`` (h, k); return its two errors.
@@ -211,11 +229,10 @@ def readout_errors(weights, *, value_size, num_train, num_test, seed=0, dtype=to
     _positive_int("num_train", num_train)
     _positive_int("num_test", num_test)
     values = sample_values(num_train + num_test, value_size, A.shape[1], seed=seed, dtype=dtype)
-    with one_thread():
-        features, targets = head_outputs(values, A), copy_targets(values)
-        W = fit_readout(features[:num_train], targets[:num_train], driver=driver)
-        in_sample = relative_squared_error(features[:num_train] @ W, targets[:num_train])
-        held_out = relative_squared_error(features[num_train:] @ W, targets[num_train:])
+    features, targets = head_outputs(values, A), copy_targets(values)
+    W = fit_readout(features[:num_train], targets[:num_train], driver=driver)
+    in_sample = relative_squared_error(features[:num_train] @ W, targets[:num_train])
+    held_out = relative_squared_error(features[num_train:] @ W, targets[num_train:])
     return in_sample, held_out
 
 
@@ -268,8 +285,14 @@ def train_copy_both(num_heads, *, num_hiddens=16, value_size=8, num_steps=1000,
             f"num_hiddens must equal 2 * value_size (the target [v1; v2]), got "
             f"num_hiddens={num_hiddens} and value_size={value_size}"
         )
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
+    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
+        raise TypeError(f"lr must be a number, got {type(lr).__name__}")
+    if not 0 < lr < math.inf:
         raise ValueError(f"lr must be a positive number, got {lr!r}")
+    if not isinstance(keys_carry_values, bool):
+        raise TypeError(
+            f"keys_carry_values must be a bool, got {type(keys_carry_values).__name__}"
+        )
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     if callback is not None and not callable(callback):

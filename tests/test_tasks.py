@@ -225,6 +225,8 @@ def test_train_weights_depend_on_values_only_when_keys_carry_them():
         ({"num_heads": 1, "num_hiddens": 16, "value_size": 4}, ValueError,
          "num_hiddens must equal 2 \\* value_size"),
         ({"num_heads": 1, "lr": -1.0}, ValueError, "lr must be a positive number"),
+        ({"num_heads": 1, "lr": "fast"}, TypeError, "lr must be a number"),
+        ({"num_heads": 1, "keys_carry_values": 1}, TypeError, "keys_carry_values must be a bool"),
         ({"num_heads": 1, "callback": 3}, TypeError, "callback must be callable"),
         ({"num_heads": 1, "seed": 1.5}, TypeError, "seed must be an int"),
         ({"num_heads": 1, "batch_size": 0}, ValueError, "batch_size must be a positive int"),
