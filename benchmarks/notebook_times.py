@@ -40,21 +40,26 @@ for _key, _value in (("JUPYTER_PLATFORM_DIRS", "1"), ("PYDEVD_DISABLE_FILE_VALID
 def import_statements(nb):
     """Source of every top-level import statement of the notebook's code cells, in order.
 
-    Cells that do not parse as Python (magics) are skipped; imports inside functions
-    or under ``if`` stay where they are.
+    IPython syntax (``%matplotlib inline``, ``!pip``) is first turned into Python the way
+    the kernel does it; a cell that still does not parse is skipped. Imports inside
+    functions or under ``if`` stay where they are.
     """
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    transformer = TransformerManager()
     lines = []
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
+        source = transformer.transform_cell(cell.source)
         try:
-            tree = ast.parse(cell.source)
+            tree = ast.parse(source)
         except SyntaxError:
             continue
         for node in tree.body:
             relative = isinstance(node, ast.ImportFrom) and node.level > 0
             if isinstance(node, ast.Import | ast.ImportFrom) and not relative:
-                lines.append(ast.get_source_segment(cell.source, node))
+                lines.append(ast.get_source_segment(source, node))
     return list(dict.fromkeys(lines))
 
 

@@ -112,10 +112,11 @@ def test_import_statements_collects_top_level_imports_only():
         nbformat.v4.new_markdown_cell("import nothing"),
         nbformat.v4.new_code_cell("import torch\nfrom torch import nn\nx = 1"),
         nbformat.v4.new_code_cell("%timeit 1"),
+        nbformat.v4.new_code_cell("%matplotlib inline\nimport numpy as np"),
         nbformat.v4.new_code_cell("def f():\n    import json\nimport torch\nimport math as m"),
     ]
     assert notebook_times.import_statements(nb) == [
-        "import torch", "from torch import nn", "import math as m"]
+        "import torch", "from torch import nn", "import numpy as np", "import math as m"]
 
 
 def test_tensor_peak_sees_a_transient_allocation():
