@@ -9,7 +9,8 @@ different letters score about N(0, 1). That makes three kinds of row:
 
 * ``"sharp"``: the letter occurs once in the key word and gets weight >= 0.8;
 * ``"split"``: it occurs k >= 2 times and each copy gets >= 0.8 / k (>= 0.4 for
-  two copies; the copies are identical keys, so their weights are equal);
+  two copies; the copies are identical keys, so their weights are equal up to
+  float32 round-off);
 * ``"diffuse"``: no key gets 0.5 or more (the letter usually has no partner);
 * ``"unclear"``: none of the above.
 

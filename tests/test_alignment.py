@@ -4,6 +4,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from d2lutil import alignment as al
 from d2lutil import masked_softmax
@@ -83,7 +85,8 @@ def test_alignment_weights_match_a_direct_computation():
 
 def test_identical_keys_get_identical_weights():
     w = al.alignment_weights("a", "abca", d=8, seed=0)
-    assert w[0, 0] == w[0, 3]
+    torch.testing.assert_close(w[0, 0], w[0, 3], rtol=1e-6, atol=0.0)
+    assert not torch.isclose(w[0, 0], w[0, 1])
 
 
 def test_alignment_weights_names_the_bad_word():
@@ -203,3 +206,25 @@ def test_letter_table_statistics_agree_with_row_stats():
         assert row["entropy"] == pytest.approx(float(ent[i]), abs=1e-9)
     with pytest.raises(ValueError, match="weights must be non-negative"):
         al.letter_table("ab", "ab", torch.tensor([[1.5, -0.5], [0.5, 0.5]]))
+
+
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(query_word=words, key_word=words, d=st.integers(1, 32), seed=st.integers(0, 1000))
+def test_alignment_properties_on_random_words(query_word, key_word, d, seed):
+    weights = al.alignment_weights(query_word, key_word, d, seed)
+    assert weights.shape == (len(query_word), len(key_word))
+    torch.testing.assert_close(weights.sum(dim=1), torch.ones(len(query_word)))
+    # identical letters give identical keys, hence the same weights up to float32
+    # round-off (vectorized kernels may treat two equal columns differently by 1 ulp)
+    for j, ch in enumerate(key_word):
+        first = key_word.index(ch)
+        torch.testing.assert_close(weights[:, j], weights[:, first], rtol=1e-6, atol=1e-9)
+    table = al.letter_table(query_word, key_word, weights)
+    assert [row["letter"] for row in table] == list(dict.fromkeys(query_word))
+    for row in table:
+        assert 0.0 <= row["entropy"] <= math.log(len(key_word)) + 1e-6
+        assert row["regime"] in {"sharp", "split", "diffuse", "unclear"}
+        assert row["copies"] == key_word.count(row["letter"])
