@@ -252,39 +252,57 @@ def markdown(results):
     return "\n".join(parts)
 
 
+SHORT_NAMES = {
+    "d2lutil fused": "d2lutil\nfused",
+    "d2lutil weights kept": "d2lutil\nweights",
+    "d2l": "d2l",
+    REFERENCE: "torch\nnw=False",
+    "torch need_weights=True": "torch\nnw=True",
+    "loop over heads": "loop over\nheads",
+}
+
+
 def plot(results, path):
-    """Save a 2 x 2 figure: the h sweep (forward, forward+backward), ratios by shape, memory."""
+    """Save a 2 x 2 figure: the h sweep (time, ratio), ratios by shape, memory."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.ticker import ScalarFormatter
 
     from d2lutil.plotting import CHAPTER_STYLE
 
     timing = results.get("timing", [])
+    mode = "forward+backward"
+    sweep_base = HEADLINE_SHAPE[:3]
+    sweep = sorted((e for e in timing if e["shape"][:3] == sweep_base and e["mode"] == mode),
+                   key=lambda e: e["shape"][3])
     with plt.rc_context(CHAPTER_STYLE):
         fig, axes = plt.subplots(2, 2, figsize=(13, 9), layout="constrained")
-        sweep_base = HEADLINE_SHAPE[:3]
-        for ax, mode in zip(axes[0], ("forward", "forward+backward"), strict=True):
-            sweep = sorted((e for e in timing if e["shape"][:3] == sweep_base
-                            and e["mode"] == mode), key=lambda e: e["shape"][3])
+        for ax, key, ylabel in ((axes[0, 0], "median_s", "ms per call (median of rounds)"),
+                                (axes[0, 1], "ratio", f"time / {REFERENCE}\n(median of "
+                                                      "per-round ratios)")):
             if sweep:
                 heads = [e["shape"][3] for e in sweep]
                 for name in IMPLS:
                     if name in sweep[0]["times"]:
-                        ys = [summarize(e["times"])[name]["median_s"] * 1e3 for e in sweep]
+                        ys = [summarize(e["times"])[name][key] for e in sweep]
+                        ys = [y * 1e3 for y in ys] if key == "median_s" else ys
                         ax.plot(heads, ys, marker="o", label=name)
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
                 ax.set_xticks(heads, labels=[str(h) for h in heads])
+                ax.yaxis.set_major_formatter(ScalarFormatter())
+                ax.yaxis.set_minor_formatter(ScalarFormatter())
+                ax.tick_params(axis="y", which="minor", labelsize=8)
             ax.set_xlabel("num_heads")
-            ax.set_ylabel("ms per call (median)")
-            ax.set_title(f"{mode}, (batch, length, d) = {tuple(sweep_base)}")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"{mode}, (batch, length, d) = {tuple(sweep_base)}", fontsize=11)
+        axes[0, 1].axhline(1.0, color="gray", linestyle="--", linewidth=1)
         axes[0, 0].legend(fontsize=9)
         ax = axes[1, 0]
-        shapes = [e for e in timing if e["mode"] == "forward+backward"
-                  and e["shape"][3] == 8]
+        shapes = [e for e in timing if e["mode"] == mode and e["shape"][3] == 8]
         if shapes:
             names = [n for n in IMPLS if n in shapes[0]["times"]]
             width = 0.8 / len(names)
@@ -296,8 +314,12 @@ def plot(results, path):
                           labels=[shape_label(e["shape"]) for e in shapes], fontsize=9)
             ax.axhline(1.0, color="gray", linestyle="--", linewidth=1)
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(ScalarFormatter())
+            ax.yaxis.set_minor_formatter(ScalarFormatter())
+            ax.tick_params(axis="y", which="minor", labelsize=8)
         ax.set_ylabel(f"time / {REFERENCE}")
-        ax.set_title("forward+backward, h = 8")
+        ax.set_xlabel("(batch, length, d, h)")
+        ax.set_title(f"{mode}, h = 8", fontsize=11)
         ax = axes[1, 1]
         if results.get("memory"):
             summary = memory_summary(results["memory"])
@@ -306,9 +328,10 @@ def plot(results, path):
             ax.bar(xs - 0.2, [summary[n]["rss_mib"] or 0 for n in names], 0.4, label="RSS")
             ax.bar(xs + 0.2, [summary[n]["tensor_mib"] for n in names], 0.4,
                    label="tensor bytes")
-            ax.set_xticks(xs, labels=[n.replace(" ", "\n", 1) for n in names], fontsize=8)
+            ax.set_xticks(xs, labels=[SHORT_NAMES.get(n, n) for n in names], fontsize=9)
             ax.set_ylabel("peak increase, MiB")
-            ax.set_title(f"memory, forward+backward at {shape_label(results['memory']['shape'])}")
-            ax.legend()
+            ax.set_title(f"memory, {mode} at {shape_label(results['memory']['shape'])}",
+                         fontsize=11)
+            ax.legend(loc="upper center")
         fig.savefig(path, dpi=100)
         plt.close(fig)

@@ -214,7 +214,7 @@ def main(argv=None):
     parser.add_argument("--notebooks", nargs="*", default=None,
                         help="notebooks to time (default: notebooks/*.ipynb)")
     args = parser.parse_args(argv)
-    rounds = args.rounds or (2 if args.quick else 4)
+    rounds = args.rounds or (2 if args.quick else 5)
     min_run_time = args.min_run_time or (0.05 if args.quick else 0.1)
     repeats = args.memory_repeats or (1 if args.quick else 2)
     names = [n for n in mha_impls.IMPLS if n in args.impls or n == mha_impls.REFERENCE]
