@@ -235,3 +235,15 @@ def test_train_weights_depend_on_values_only_when_keys_carry_them():
 def test_train_rejects_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):
         tasks.train_copy_both(**kwargs)
+
+
+def test_theory_error_rejects_bad_weights():
+    with pytest.raises(ValueError, match=r"weights must be a non-empty matrix of shape \(h, k\)"):
+        tasks.theory_error([])
+    with pytest.raises(ValueError, match="weights must be finite"):
+        tasks.theory_error([[1.0, math.inf]])
+
+
+def test_relative_squared_error_rejects_non_tensors():
+    with pytest.raises(TypeError, match="predictions must be a torch.Tensor"):
+        tasks.relative_squared_error([[1.0]], torch.ones(1, 1))
