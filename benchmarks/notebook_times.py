@@ -25,6 +25,7 @@ import json
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -88,7 +89,9 @@ def time_notebook(path, workdir=None):
         client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
                                 resources={"metadata": {"path": str(workdir or run_dir)}})
         start = time.perf_counter()
-        with client.setup_kernel():
+        # The kernel's own stderr (ipykernel's notice about TCP transport) is dropped;
+        # errors in cells still arrive as messages and raise CellExecutionError.
+        with client.setup_kernel(stderr=subprocess.DEVNULL):
             client.wait_for_reply(client.kc.kernel_info())
             kernel_ready = time.perf_counter()
             if imports:
