@@ -15,6 +15,7 @@ import logging
 import os
 import pathlib
 import platform
+import re
 import subprocess
 import sys
 import time
@@ -183,8 +184,10 @@ def run_notebooks(paths, log):
         try:
             result = notebook_times.time_notebook(path)
         except Exception as error:  # a failing notebook is reported, not fatal
+            # CellExecutionError's message ends with the cell's own error, in colour
+            last = (re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip().splitlines() or [""])[-1]
             result = {"notebook": pathlib.Path(path).name,
-                      "error": f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"}
+                      "error": f"{type(error).__name__}: {last[:200]}"}
         results.append(result)
         log(f"notebook {result['notebook']}: " + (
             f"{result['total_s']:.1f} s" if "total_s" in result else result["error"]))
