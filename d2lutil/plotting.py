@@ -31,7 +31,13 @@ CHAPTER_STYLE = {
 
 
 def use_chapter_style():
-    """Apply ``CHAPTER_STYLE`` to every later figure of this session."""
+    """Apply ``CHAPTER_STYLE`` to every later figure of this session.
+
+    The helpers below call it too. They do not draw inside ``plt.rc_context``:
+    leaving that context restores ``interactive`` to its value from before the
+    first figure, when Jupyter's inline backend had not yet switched it on, so
+    every later figure of the notebook would silently not be shown.
+    """
     plt.rcParams.update(CHAPTER_STYLE)
 
 
@@ -42,35 +48,39 @@ def to_numpy(x):
     return np.asarray(x, dtype=float)
 
 
-def plot_lines(x, ys, *, xlabel, ylabel, title=None, logy=False, hline=None,
-               hline_label=None, ax=None):
+def plot_lines(x, ys, *, xlabel, ylabel, title=None, logx=False, logy=False, hline=None,
+               hline_label=None, marker=None, ax=None):
     """Plot one or more curves over the same x.
 
     Args:
         x: the shared x values, shape (n,).
         ys: a dict mapping each legend label to its y values, shape (n,).
         xlabel, ylabel, title: axis labels and an optional title.
+        logx: use a base-2 log scale on the x axis (e.g. for head counts).
         logy: use a log scale on the y axis.
         hline: optional y value of a dashed reference line (``hline_label``).
+        marker: optional matplotlib marker for the data points, e.g. "o".
         ax: axes to draw on; a new figure is made when None.
     Returns the axes.
     """
-    with plt.rc_context(CHAPTER_STYLE):
-        if ax is None:
-            _, ax = plt.subplots()
-        xs = to_numpy(x)
-        for label, y in ys.items():
-            ax.plot(xs, to_numpy(y), label=label)
-        if hline is not None:
-            ax.axhline(hline, color="gray", linestyle="--", linewidth=1.5, label=hline_label)
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        if title:
-            ax.set_title(title)
-        if len(ys) > 1 or hline_label:
-            ax.legend()
+    use_chapter_style()
+    if ax is None:
+        _, ax = plt.subplots()
+    xs = to_numpy(x)
+    for label, y in ys.items():
+        ax.plot(xs, to_numpy(y), label=label, marker=marker)
+    if hline is not None:
+        ax.axhline(hline, color="gray", linestyle="--", linewidth=1.5, label=hline_label)
+    if logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    if len(ys) > 1 or hline_label:
+        ax.legend()
     return ax
 
 
@@ -104,25 +114,25 @@ def show_heatmaps(matrices, *, xlabel="Keys", ylabel="Queries", titles=None,
     vmax = float(data.max()) if vmax is None else vmax
     if figsize is None:
         figsize = (2.4 * num_cols + 1.2, 2.4 * num_rows + 0.4)
-    with plt.rc_context(CHAPTER_STYLE):
-        fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, squeeze=False,
-                                 sharex=True, sharey=True, layout="constrained")
-        for i in range(num_rows):
-            for j in range(num_cols):
-                ax = axes[i, j]
-                image = ax.imshow(data[i, j], cmap=cmap, vmin=vmin, vmax=vmax,
-                                  aspect="auto", interpolation="nearest")
-                if xticklabels is not None:
-                    ax.set_xticks(range(len(xticklabels)), labels=list(xticklabels))
-                if yticklabels is not None:
-                    ax.set_yticks(range(len(yticklabels)), labels=list(yticklabels))
-                if i == num_rows - 1:
-                    ax.set_xlabel(xlabel)
-                if j == 0:
-                    ax.set_ylabel(ylabel)
-                if titles is not None:
-                    ax.set_title(titles[i][j])
-        fig.colorbar(image, ax=axes, shrink=0.8, label=colorbar_label)
-        if suptitle:
-            fig.suptitle(suptitle)
+    use_chapter_style()
+    fig, axes = plt.subplots(num_rows, num_cols, figsize=figsize, squeeze=False,
+                             sharex=True, sharey=True, layout="constrained")
+    for i in range(num_rows):
+        for j in range(num_cols):
+            ax = axes[i, j]
+            image = ax.imshow(data[i, j], cmap=cmap, vmin=vmin, vmax=vmax,
+                              aspect="auto", interpolation="nearest")
+            if xticklabels is not None:
+                ax.set_xticks(range(len(xticklabels)), labels=list(xticklabels))
+            if yticklabels is not None:
+                ax.set_yticks(range(len(yticklabels)), labels=list(yticklabels))
+            if i == num_rows - 1:
+                ax.set_xlabel(xlabel)
+            if j == 0:
+                ax.set_ylabel(ylabel)
+            if titles is not None:
+                ax.set_title(titles[i][j])
+    fig.colorbar(image, ax=axes, shrink=0.8, label=colorbar_label)
+    if suptitle:
+        fig.suptitle(suptitle)
     return fig

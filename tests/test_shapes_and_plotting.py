@@ -61,10 +61,10 @@ def test_show_heatmaps_rejects_bad_input():
 
 def test_plot_lines_draws_each_curve_with_a_legend():
     ax = plot_lines([0, 1, 2], {"a": [1, 2, 3], "b": torch.tensor([3.0, 2, 1])},
-                    xlabel="x", ylabel="y", title="t", logy=True, hline=1.5,
+                    xlabel="x", ylabel="y", title="t", logx=True, logy=True, hline=1.5,
                     hline_label="ref")
     assert [line.get_label() for line in ax.get_lines()] == ["a", "b", "ref"]
-    assert ax.get_yscale() == "log"
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"
     assert ax.get_xlabel() == "x" and ax.get_title() == "t"
     assert ax.get_legend() is not None
 
@@ -73,3 +73,22 @@ def test_use_chapter_style_sets_the_fonts():
     with plt.rc_context():
         use_chapter_style()
         assert plt.rcParams["font.size"] == CHAPTER_STYLE["font.size"]
+
+
+def test_every_figure_of_a_notebook_is_shown():
+    """In a fresh Jupyter kernel each helper's figure is stored, not only the first."""
+    nbformat = pytest.importorskip("nbformat")
+    from nbclient import NotebookClient
+
+    calls = [
+        "_ = d2lutil.plot_lines([0, 1], {'a': [0, 1]}, xlabel='x', ylabel='y')",
+        "_ = d2lutil.show_heatmaps([[[[0, 1], [1, 0]]]])",
+        "_ = d2lutil.plot_lines([1, 2], {'a': [0, 1]}, xlabel='x', ylabel='y', logx=True)",
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("import d2lutil")]
+    nb.cells += [nbformat.v4.new_code_cell(call) for call in calls]
+    NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    shown = [sum("image/png" in out.get("data", {}) for out in cell.outputs)
+             for cell in nb.cells[1:]]
+    assert shown == [1, 1, 1]
