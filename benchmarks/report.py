@@ -14,6 +14,8 @@ from mha_impls import IMPLS, REFERENCE
 NOTEBOOK_BUDGET_S = {"01": 9, "02": 12, "03": 15, "04": 8, "05": 8}
 HEADLINE_SHAPE = [32, 128, 256, 8]
 SPEED_TARGET, MEMORY_TARGET = 1.05, 1.1
+#: The implementations of the paired headline comparison.
+PAIRED_IMPLS = ("d2lutil fused", REFERENCE, "loop over heads")
 
 
 def summarize(times, reference=REFERENCE):
@@ -113,20 +115,22 @@ def notebook_table(notebooks):
 
 
 def paired_table(paired):
+    names = [n for n in IMPLS if n in paired[0]["times"]]
     lines = [
-        "| threads | d2lutil fused, ms | torch need_weights=False, ms | ratio: median "
-        "(quartiles) | rounds |",
-        "|---|---|---|---|---|",
+        "| threads | rounds | " + " | ".join(
+            f"{n}: ms, ratio median (quartiles)" for n in names) + " |",
+        "|---" * (len(names) + 2) + "|",
     ]
     for entry in paired:
-        fused = entry["times"]["d2lutil fused"]
         ref = entry["times"][REFERENCE]
-        ratios = [a / b for a, b in zip(fused, ref, strict=True)]
-        q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
-        lines.append(
-            f"| {entry['threads']} | {_ms(statistics.median(fused))} | "
-            f"{_ms(statistics.median(ref))} | {statistics.median(ratios):.3f} "
-            f"({q1:.2f} to {q3:.2f}) | {len(ratios)} |")
+        cells = []
+        for name in names:
+            values = entry["times"][name]
+            ratios = [a / b for a, b in zip(values, ref, strict=True)]
+            q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else ratios * 3
+            cells.append(f"{_ms(statistics.median(values))}, x{statistics.median(ratios):.3f} "
+                         f"({q1:.2f} to {q3:.2f})")
+        lines.append(f"| {entry['threads']} | {len(ref)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -152,13 +156,17 @@ def headlines(results):
             f"{shape_label(paired['shape'])}, {len(paired['times'][REFERENCE])} paired rounds "
             f"at {paired['threads']} thread(s): x{s['ratio']:.3f}; target <= {SPEED_TARGET}",
             s["ratio"] <= SPEED_TARGET))
-    if entry and "loop over heads" in entry["times"]:
-        s = summarize(entry["times"])
-        loop = s["loop over heads"]
-        vs_fused = summarize(entry["times"], reference="d2lutil fused")["loop over heads"]
-        out.append((
-            f"loop over heads at h = 8, forward+backward: x{loop['ratio']:.2f} torch's time, "
-            f"x{vs_fused['ratio']:.2f} d2lutil fused's", None))
+    sources = ([("the interleaved table", entry["times"])] if entry else []) + [
+        (f"{len(p['times'][REFERENCE])} paired rounds at {p['threads']} thread(s)", p["times"])
+        for p in results.get("paired", [])]
+    for where, times in sources:
+        if "loop over heads" in times and "d2lutil fused" in times:
+            loop = summarize(times)["loop over heads"]
+            vs_fused = summarize(times, reference="d2lutil fused")["loop over heads"]
+            out.append((
+                f"loop over heads at {shape_label(HEADLINE_SHAPE)}, forward+backward, "
+                f"{where}: x{loop['ratio']:.2f} torch's time, x{vs_fused['ratio']:.2f} "
+                "d2lutil fused's", None))
     memory = results.get("memory")
     if memory:
         summary = memory_summary(memory)
@@ -210,9 +218,9 @@ def markdown(results):
         parts += [
             f"### Headline, paired: forward+backward at {shape_label(HEADLINE_SHAPE)}",
             "",
-            "Only the two implementations of the speed target, alternated (A B, then B A) "
-            "in many short rounds (`blocked_autorange(min_run_time=0.1)`); the ratio is "
-            "taken within each round.",
+            "Only the implementations of the speed target and the loop over heads, "
+            "alternated in many short rounds (`blocked_autorange(min_run_time=0.1)`, order "
+            "rotated and reversed each round); each ratio to torch is taken within a round.",
             "",
             paired_table(results["paired"]),
             "",

@@ -110,6 +110,7 @@ def run_timing(shapes, names, rounds, min_run_time, threads, log):
         log(f"built and checked {report.shape_label(shape)}: largest difference "
             f"{max(diffs.values()):.1e}")
     entries = {(shape, mode): {name: [] for name in names} for shape in shapes for mode in MODES}
+    loads = []
     for r in range(rounds):
         for shape in shapes:
             impls, x, grad_output = prepared[shape]
@@ -126,25 +127,28 @@ def run_timing(shapes, names, rounds, min_run_time, threads, log):
             for impl in impls:  # kept weights would otherwise hold memory until next round
                 if hasattr(impl.module, "attention_weights"):
                     impl.module.attention_weights = None
-        log(f"timing round {r + 1}/{rounds} done")
+        load = os.getloadavg()[0]
+        loads.append(load)
+        log(f"timing round {r + 1}/{rounds} done (load average {load:.2f})")
     timing = [{"shape": list(shape), "mode": mode, "times": times}
               for (shape, mode), times in entries.items()]
-    return timing, agreement
+    return timing, agreement, loads
 
 
 def run_paired(shape, names, rounds, min_run_time, threads_list, log):
-    """The headline comparison: two implementations alternated call-block by call-block.
+    """The headline comparison: a few implementations alternated block by block.
 
-    Many short rounds of forward+backward, A then B then B then A..., so each per-round
-    ratio compares measurements taken a fraction of a second apart. Repeated for each
-    thread count in ``threads_list``.
+    Many short rounds of forward+backward, the order rotated and reversed from round to
+    round, so each per-round ratio compares measurements taken a fraction of a second
+    apart. Repeated for each thread count in ``threads_list``.
     """
     impls, x, grad_output, _ = prepare(shape, names)
     out = []
     for threads in threads_list:
         times = {name: [] for name in names}
         for r in range(rounds):
-            for impl in (impls if r % 2 == 0 else impls[::-1]):
+            order = impls[r % len(impls):] + impls[:r % len(impls)]
+            for impl in (order if r % 2 == 0 else order[::-1]):
                 impl.module.train()
                 timer = benchmark.Timer(
                     stmt="fn()",
@@ -231,13 +235,14 @@ def main(argv=None):
     log(f"torch {torch.__version__}, {args.threads} threads, {results['meta']['cpu']}, "
         f"load {results['meta']['load_before']}")
     if "timing" not in args.skip:
-        results["timing"], results["agreement"] = run_timing(
+        results["timing"], results["agreement"], results["meta"]["load_per_round"] = run_timing(
             configs(args.quick), names, rounds, min_run_time, args.threads, log)
     if "paired" not in args.skip:
         threads_list = [args.threads] + ([1] if args.threads > 1 else [])
         results["paired"] = run_paired(
-            tuple(report.HEADLINE_SHAPE), ["d2lutil fused", mha_impls.REFERENCE],
-            args.paired_rounds or (6 if args.quick else 30), 0.1, threads_list, log)
+            tuple(report.HEADLINE_SHAPE),
+            [n for n in report.PAIRED_IMPLS if n in names],
+            args.paired_rounds or (6 if args.quick else 20), 0.1, threads_list, log)
     if "memory" not in args.skip:
         shape = (1, 512 if args.quick else 2048, 256, 8)
         results["memory"] = run_memory(names, shape, repeats, args.threads, log)

@@ -73,7 +73,8 @@ def fake_results(fused_factor):
         "timing": timing,
         "paired": [{"shape": [32, 128, 256, 8], "threads": 2, "mode": "forward+backward",
                     "times": {"d2lutil fused": [fused_factor * 0.1] * 4,
-                              mha_impls.REFERENCE: [0.1] * 4}}],
+                              mha_impls.REFERENCE: [0.1] * 4,
+                              "loop over heads": [0.3] * 4}}],
         "memory": {"shape": [1, 2048, 256, 8], "repeats": 1, "runs": runs},
         "notebooks": [{"notebook": "01_x.ipynb", "kernel_start_s": 1.0, "imports_s": 2.0,
                        "work_s": 3.0, "total_s": 6.0, "slowest_cells": [{"cell": 4,
@@ -98,6 +99,8 @@ def test_markdown_report(fused_factor):
             assert len({row.count("|") for row in rows}) == 1, table
     assert "| (8, 512, 256, 8) |" in text and "01_x.ipynb | 1.0 | 2.0 | 3.0 | 6.0 | 9 |" in text
     assert "failed: CellExecutionError: boom" in text
+    loop_lines = [line for line in text.splitlines() if line.startswith("- loop over heads")]
+    assert len(loop_lines) == 2 and "x3.00 torch's time" in loop_lines[1]
 
 
 def test_plot_writes_a_png(tmp_path):
