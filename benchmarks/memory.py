@@ -75,20 +75,24 @@ def tensor_peak_bytes(fn):
     return peak
 
 
-def measure(name, batch_size, length, num_hiddens, num_heads, seed=0):
+def measure(name, batch_size, length, num_hiddens, num_heads, seed=0, masked=False):
+    """The two peak measures of one forward+backward; ``masked``: every sequence gets
+    valid_lens = 3/4 of the length (torch: the matching ``key_padding_mask``)."""
     impl = mha_impls.build(name, num_hiddens, num_heads, seed=seed)
+    valid_lens = torch.full((batch_size,), length * 3 // 4) if masked else None
     impl.module.train()
     gen = torch.Generator().manual_seed(seed + 1)
     x = torch.randn(batch_size, length, num_hiddens, generator=gen).requires_grad_()
     grad_output = torch.randn(batch_size, length, num_hiddens, generator=gen)
 
-    def one_pass(x=x, grad_output=grad_output):
-        output, grads = mha_impls.forward_backward(impl, x, grad_output)
+    def one_pass(x=x, grad_output=grad_output, valid_lens=valid_lens):
+        output, grads = mha_impls.forward_backward(impl, x, grad_output, valid_lens)
         del output, grads
         impl.module.attention_weights = None  # drop kept weights once the pass is over
 
     # Warm-up at a tiny size: thread pools, kernels' lazy initialisation.
-    one_pass(x[:, :8].detach().requires_grad_(), grad_output[:, :8])
+    one_pass(x[:, :8].detach().requires_grad_(), grad_output[:, :8],
+             None if valid_lens is None else valid_lens.clamp(max=8))
     gc.collect()
     _trim_heap()
     baseline_kib = _status_kib("VmRSS")
@@ -101,6 +105,7 @@ def measure(name, batch_size, length, num_hiddens, num_heads, seed=0):
     return {
         "impl": name,
         "shape": [batch_size, length, num_hiddens, num_heads],
+        "masked": masked,
         "baseline_rss_mib": baseline_kib / 1024,
         "rss_peak_mib": (rss_peak_kib - baseline_kib) / 1024 if reset_ok else None,
         "tensor_peak_mib": tensor_peak / MIB,
@@ -116,10 +121,13 @@ def main(argv=None):
     parser.add_argument("--num-hiddens", type=int, default=256)
     parser.add_argument("--num-heads", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--masked", action="store_true",
+                        help="valid_lens = 3/4 of the length (torch: key_padding_mask)")
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    result = measure(args.impl, args.batch, args.length, args.num_hiddens, args.num_heads)
+    result = measure(args.impl, args.batch, args.length, args.num_hiddens, args.num_heads,
+                     masked=args.masked)
     print(json.dumps(result))
     return 0
 

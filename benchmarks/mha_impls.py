@@ -5,8 +5,9 @@ W_q, W_k, W_v, W_o (no biases), so all of them compute the same function and the
 outputs and gradients can be checked against each other before anything is timed.
 
 ``IMPLS`` lists the names in the order of every table. ``build(name, ...)`` returns an
-``Impl``: the module and a ``forward(queries, keys, values)`` callable returning the
-output (batch_size, num_queries, num_hiddens).
+``Impl``: the module and a ``forward(queries, keys, values, valid_lens=None)`` callable
+returning the output (batch_size, num_queries, num_hiddens); ``valid_lens`` of shape
+(batch_size,) becomes torch's ``key_padding_mask`` (the loop over heads takes none).
 """
 
 import math
@@ -73,11 +74,18 @@ def shared_weights(num_hiddens, seed=0):
     return [torch.randn(num_hiddens, num_hiddens, generator=gen) * scale for _ in range(4)]
 
 
+def padding_mask(valid_lens, num_keys):
+    """torch's ``key_padding_mask`` (True = ignore) for ``valid_lens`` of shape (batch_size,)."""
+    if valid_lens is None:
+        return None
+    return torch.arange(num_keys, device=valid_lens.device) >= valid_lens[:, None]
+
+
 @dataclass
 class Impl:
     name: str
     module: nn.Module
-    forward: object  # callable (queries, keys, values) -> output
+    forward: object  # callable (queries, keys, values, valid_lens=None) -> output
 
 
 def _load_d2l_style(module, W):
@@ -95,8 +103,8 @@ def build(name, num_hiddens, num_heads, seed=0):
                                             query_size=d, key_size=d, value_size=d)
         _load_d2l_style(module, W)
 
-        def forward(queries, keys, values):
-            return module(queries, keys, values)
+        def forward(queries, keys, values, valid_lens=None):
+            return module(queries, keys, values, valid_lens)
     elif name == "d2l":
         from d2l import torch as d2l  # ~7 s to import: only when asked for
 
@@ -105,8 +113,8 @@ def build(name, num_hiddens, num_heads, seed=0):
             module(*[torch.zeros(1, 1, d)] * 3, None)
         _load_d2l_style(module, W)
 
-        def forward(queries, keys, values):
-            return module(queries, keys, values, None)
+        def forward(queries, keys, values, valid_lens=None):
+            return module(queries, keys, values, valid_lens)
     elif name in (REFERENCE, "torch need_weights=True"):
         module = nn.MultiheadAttention(d, h, bias=False, batch_first=True)
         with torch.no_grad():
@@ -114,10 +122,11 @@ def build(name, num_hiddens, num_heads, seed=0):
             module.out_proj.weight.copy_(W[3])
         need_weights = name != REFERENCE
 
-        def forward(queries, keys, values):
+        def forward(queries, keys, values, valid_lens=None):
             # average_attn_weights=False: per-head weights, as d2lutil and d2l keep them
             return module(queries, keys, values, need_weights=need_weights,
-                          average_attn_weights=False)[0]
+                          average_attn_weights=False,
+                          key_padding_mask=padding_mask(valid_lens, keys.shape[1]))[0]
     elif name == "loop over heads":
         module = LoopOverHeadsAttention(d, h)
         size = d // h
@@ -127,7 +136,9 @@ def build(name, num_hiddens, num_heads, seed=0):
                     linear.weight.copy_(w[i * size:(i + 1) * size])
             module.W_o.weight.copy_(W[3])
 
-        def forward(queries, keys, values):
+        def forward(queries, keys, values, valid_lens=None):
+            if valid_lens is not None:
+                raise ValueError("the loop over heads takes no valid_lens")
             return module(queries, keys, values)
     else:
         raise ValueError(f"unknown implementation {name!r}; choose from {IMPLS}")
@@ -152,13 +163,14 @@ def attention_weights(impl, queries, keys, values):
     return None
 
 
-def forward_backward(impl, x, grad_output):
+def forward_backward(impl, x, grad_output, valid_lens=None):
     """One forward and backward pass of self-attention on ``x``.
 
     Returns the output and the gradients with respect to ``x`` and each parameter
     (``torch.autograd.grad``, so nothing accumulates in ``.grad`` between calls).
+    ``valid_lens`` (batch_size,): each sequence's number of valid keys, or None.
     """
-    output = impl.forward(x, x, x)
+    output = impl.forward(x, x, x) if valid_lens is None else impl.forward(x, x, x, valid_lens)
     params = [p for p in impl.module.parameters() if p.requires_grad]
     grads = torch.autograd.grad(output, [x, *params], grad_output)
     return output, grads

@@ -16,6 +16,8 @@ HEADLINE_SHAPE = [32, 128, 256, 8]
 SPEED_TARGET, MEMORY_TARGET = 1.05, 1.1
 #: The implementations of the paired headline comparison.
 PAIRED_IMPLS = ("d2lutil fused", REFERENCE, "loop over heads")
+#: The implementations whose memory is also measured with padding (valid_lens).
+MASKED_IMPLS = ("d2lutil fused", "d2lutil weights kept", REFERENCE)
 
 
 def summarize(times, reference=REFERENCE):
@@ -181,6 +183,15 @@ def headlines(results):
                 f"({fused['tensor_mib']:.1f} vs {ref['tensor_mib']:.1f} MiB); "
                 f"target <= {MEMORY_TARGET}",
                 max(ratio, tensor_ratio) <= MEMORY_TARGET))
+    masked = results.get("memory_masked")
+    if masked:
+        summary = memory_summary(masked)
+        fused, ref = summary.get("d2lutil fused"), summary.get(REFERENCE)
+        if fused and ref and ref["tensor_mib"]:
+            out.append((
+                f"the same with valid_lens (3/4 of the length): x"
+                f"{fused['tensor_mib'] / ref['tensor_mib']:.2f} by tensor bytes "
+                f"({fused['tensor_mib']:.1f} vs {ref['tensor_mib']:.1f} MiB)", None))
     return out
 
 
@@ -235,6 +246,14 @@ def markdown(results):
             "processes. See benchmarks/README.md for the two measures.",
             "",
             memory_table(memory),
+            "",
+        ]
+    if results.get("memory_masked"):
+        parts += [
+            "With padding: every sequence has valid_lens = 3/4 of its length "
+            "(torch: the matching `key_padding_mask`).",
+            "",
+            memory_table(results["memory_masked"]),
             "",
         ]
     if results.get("notebooks"):

@@ -161,7 +161,7 @@ def run_paired(shape, names, rounds, min_run_time, threads_list, log):
     return out
 
 
-def run_memory(names, shape, repeats, threads, log):
+def run_memory(names, shape, repeats, threads, log, masked=False):
     batch_size, length, num_hiddens, num_heads = shape
     runs = {name: [] for name in names}
     env = dict(os.environ, KINETO_LOG_LEVEL="5")
@@ -171,13 +171,13 @@ def run_memory(names, shape, repeats, threads, log):
             command = [sys.executable, str(HERE / "memory.py"), "--impl", name,
                        "--batch", str(batch_size), "--length", str(length),
                        "--num-hiddens", str(num_hiddens), "--num-heads", str(num_heads),
-                       "--threads", str(threads)]
+                       "--threads", str(threads)] + (["--masked"] if masked else [])
             done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
             if done.returncode != 0:
                 raise RuntimeError(f"memory.py --impl {name!r} failed:\n{done.stderr[-2000:]}")
             runs[name].append(json.loads(done.stdout.strip().splitlines()[-1]))
-        log(f"memory repeat {r + 1}/{repeats} done")
-    return {"shape": list(shape), "repeats": repeats, "runs": runs}
+        log(f"memory repeat {r + 1}/{repeats} done" + (" (valid_lens)" if masked else ""))
+    return {"shape": list(shape), "repeats": repeats, "runs": runs, "masked": masked}
 
 
 def run_notebooks(paths, log):
@@ -246,6 +246,9 @@ def main(argv=None):
     if "memory" not in args.skip:
         shape = (1, 512 if args.quick else 2048, 256, 8)
         results["memory"] = run_memory(names, shape, repeats, args.threads, log)
+        masked_names = [n for n in report.MASKED_IMPLS if n in names]
+        results["memory_masked"] = run_memory(masked_names, shape, repeats, args.threads, log,
+                                              masked=True)
     if "notebooks" not in args.skip:
         paths = args.notebooks
         if paths is None:

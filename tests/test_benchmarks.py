@@ -76,6 +76,8 @@ def fake_results(fused_factor):
                               mha_impls.REFERENCE: [0.1] * 4,
                               "loop over heads": [0.3] * 4}}],
         "memory": {"shape": [1, 2048, 256, 8], "repeats": 1, "runs": runs},
+        "memory_masked": {"shape": [1, 2048, 256, 8], "repeats": 1, "masked": True,
+                          "runs": {n: runs[n] for n in report.MASKED_IMPLS}},
         "notebooks": [{"notebook": "01_x.ipynb", "kernel_start_s": 1.0, "imports_s": 2.0,
                        "work_s": 3.0, "total_s": 6.0, "slowest_cells": [{"cell": 4,
                                                                         "seconds": 2.5}]},
@@ -99,6 +101,7 @@ def test_markdown_report(fused_factor):
             assert len({row.count("|") for row in rows}) == 1, table
     assert "| (8, 512, 256, 8) |" in text and "01_x.ipynb | 1.0 | 2.0 | 3.0 | 6.0 | 9 |" in text
     assert "failed: CellExecutionError: boom" in text
+    assert "With padding" in text and "the same with valid_lens" in text
     loop_lines = [line for line in text.splitlines() if line.startswith("- loop over heads")]
     assert len(loop_lines) == 2 and "x3.00 torch's time" in loop_lines[1]
 
@@ -131,3 +134,17 @@ def test_tensor_peak_sees_a_transient_allocation():
 
     peak = memory.tensor_peak_bytes(transient)
     assert 4 * 2**20 <= peak < 6 * 2**20
+
+
+def test_valid_lens_agree_with_torchs_padding_mask():
+    names = ["d2lutil fused", "d2lutil weights kept", mha_impls.REFERENCE]
+    impls = [mha_impls.build(name, 16, 4) for name in names]
+    x = torch.randn(3, 6, 16)
+    valid_lens = torch.tensor([6, 1, 4])
+    outputs = [impl.forward(x, x, x, valid_lens) for impl in impls]
+    for output in outputs[1:]:
+        torch.testing.assert_close(output, outputs[0], rtol=1e-4, atol=1e-5)
+    # The mask matters: without it the padded sequences' outputs differ.
+    assert not torch.allclose(impls[0].forward(x, x, x), outputs[0], atol=1e-3)
+    with pytest.raises(ValueError, match="valid_lens"):
+        mha_impls.build("loop over heads", 16, 4).forward(x, x, x, valid_lens)
