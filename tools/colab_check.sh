@@ -21,7 +21,7 @@ PY313="${PY313:-$(ls -d /root/.pyenv/versions/3.13*/bin/python3 2>/dev/null | so
 COLAB_PACKAGES=(
     "torch==2.11.0" "numpy==2.1.3" "matplotlib==3.10.9" "torchvision==0.26.*"
     "ipython==7.34.*" "ipykernel==6.17.*" "ipywidgets==7.7.1" "pandas" "requests" "pillow"
-    "nbclient" "nbformat"
+    "scipy" "tqdm" "nbclient" "nbformat"
 )
 
 if [ ! -x "$VENV/bin/python" ]; then
@@ -36,6 +36,9 @@ if [ ! -x "$VENV/bin/python" ]; then
         "${COLAB_PACKAGES[@]}"
     echo "built $VENV in $(( $(date +%s) - start )) s"
 fi
+# Colab starts every runtime without d2l or d2lutil: so does this check (a d2lutil left by
+# an earlier run has the same version number, and pip would keep it instead of the branch's).
+"$VENV/bin/python" -m pip uninstall -y -q d2l d2lutil >/dev/null 2>&1 || true
 
 if [ "$#" -eq 0 ]; then
     set -- "$ROOT"/notebooks/*.ipynb "$ROOT"/notebooks/solutions/*.ipynb
@@ -109,7 +112,11 @@ def texts(cell):
     out = []
     for o in cell.get("outputs", []):
         if o.output_type == "stream":
-            out.append(o.name + ":" + o.text)
+            # A stream may arrive in several chunks (flush timing): merge them, as nbval does.
+            if out and out[-1].startswith(o.name + ":"):
+                out[-1] += o.text
+            else:
+                out.append(o.name + ":" + o.text)
         elif "data" in o and "text/plain" in o.data and "image/png" not in o.data:
             out.append(o.data["text/plain"])
         elif o.output_type == "error":
