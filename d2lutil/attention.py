@@ -90,6 +90,17 @@ def _projection(out_features, in_features, bias):
     return nn.Linear(in_features, out_features, bias=bias)
 
 
+def _check_width(name, tensor, projection):
+    """A projection whose input width is fixed (given, or taken at the first call) must match."""
+    if isinstance(projection.weight, nn.parameter.UninitializedParameter):
+        return
+    if tensor.shape[-1] != projection.in_features:
+        raise ValueError(
+            f"{name} must have width {projection.in_features} (fixed by the first call or by "
+            f"the constructor), got width {tensor.shape[-1]}; make a new instance for another width"
+        )
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with the heads folded into the batch axis.
 
@@ -165,6 +176,9 @@ class MultiHeadAttention(nn.Module):
         batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
         if valid_lens is not None:
             check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
+        for name, tensor, projection in (("queries", queries, self.W_q),
+                                         ("keys", keys, self.W_k), ("values", values, self.W_v)):
+            _check_width(name, tensor, projection)
         # Each: (batch_size * num_heads, length, num_hiddens / num_heads)
         queries = self.transpose_qkv(self.W_q(queries))
         keys = self.transpose_qkv(self.W_k(keys))

@@ -147,8 +147,12 @@ def test_lazy_projections_take_the_width_of_the_first_call():
     model = MultiHeadAttention(16, 4)
     model(torch.randn(1, 2, 16), torch.randn(1, 3, 8), torch.randn(1, 3, 8))
     assert model.W_k.weight.shape == (16, 8)
-    with pytest.raises(RuntimeError):
-        model(torch.randn(1, 2, 16), torch.randn(1, 3, 16), torch.randn(1, 3, 16))
+    with pytest.raises(ValueError, match="keys must have width 8 .*got width 16"):
+        model(torch.randn(1, 2, 16), torch.randn(1, 3, 16), torch.randn(1, 3, 8))
+    with pytest.raises(ValueError, match="values must have width 8 .*got width 16"):
+        model(torch.randn(1, 2, 16), torch.randn(1, 3, 8), torch.randn(1, 3, 16))
+    with pytest.raises(ValueError, match="queries must have width 10 .*got width 16"):
+        MultiHeadAttention(16, 4, query_size=10)(*random_qkv())
 
 
 CASES = {
