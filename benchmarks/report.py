@@ -195,6 +195,59 @@ def headlines(results):
     return out
 
 
+def noise_line(results):
+    """How noisy the run was: the reference's spread over rounds, the load averages."""
+    meta = results["meta"]
+    parts = []
+    entry = find_entry(results.get("timing", []), HEADLINE_SHAPE, "forward+backward")
+    if entry:
+        ref = summarize(entry["times"])[REFERENCE]
+        parts.append(
+            f"torch need_weights=False, forward+backward at {shape_label(HEADLINE_SHAPE)}, "
+            f"ranged {_ms(ref['min_s'])} to {_ms(ref['max_s'])} ms over the interleaved "
+            f"rounds (x{ref['max_s'] / ref['min_s']:.1f})")
+    for paired in results.get("paired", []):
+        ref = paired["times"][REFERENCE]
+        q1, _, q3 = statistics.quantiles(ref, n=4) if len(ref) > 1 else ref * 3
+        parts.append(
+            f"{paired['threads']} thread(s), paired: quartiles {_ms(q1)} to {_ms(q3)} ms")
+    if meta.get("load_per_round"):
+        loads = ", ".join(f"{x:.1f}" for x in meta["load_per_round"])
+        parts.append(f"1-minute load average after each round: {loads}")
+    return "Noise: " + "; ".join(parts) + "." if parts else ""
+
+
+def summary(results):
+    """A short Markdown summary of a run, to quote in a README or an issue note."""
+    meta = results["meta"]
+    marks = {True: "met", False: "MISSED", None: "reported"}
+    parts = [
+        f"`make bench`, {meta['date']}: {meta['nproc']} cores ({meta['cpu']}), torch "
+        f"{meta['torch']}, {meta['threads']} threads, float32 CPU; "
+        f"{meta.get('seconds', '?')} s in all.",
+        "",
+    ]
+    parts += [f"- {text}: **{marks[met]}**" for text, met in headlines(results)]
+    parts.append("")
+    if results.get("paired"):
+        parts += [paired_table(results["paired"]), ""]
+    if results.get("notebooks"):
+        ok = [nb for nb in results["notebooks"] if "error" not in nb]
+        parts.append("Notebooks in a fresh kernel (kernel start + imports + own work = total): "
+                     + "; ".join(f"{nb['notebook'][:2]}: {nb['kernel_start_s']:.1f} + "
+                                 f"{nb['imports_s']:.1f} + {nb['work_s']:.1f} = "
+                                 f"{nb['total_s']:.1f} s" for nb in ok)
+                     + (f"; in all {sum(nb['total_s'] for nb in ok):.1f} s." if ok else "."))
+        failed = [nb["notebook"] for nb in results["notebooks"] if "error" in nb]
+        if failed:
+            parts.append(f"Failed: {', '.join(failed)}.")
+        parts.append("")
+    noise = noise_line(results)
+    if noise:
+        parts += [noise, ""]
+    return "\n".join(parts)
+
+
 def markdown(results):
     meta = results["meta"]
     parts = [
@@ -205,6 +258,8 @@ def markdown(results):
         f"{meta.get('load_before', '?')} / {meta.get('load_after', '?')}.",
         "",
     ]
+    if noise_line(results):
+        parts += [noise_line(results), ""]
     marks = {True: "met", False: "MISSED", None: "reported"}
     if headlines(results):
         parts += ["## Targets", ""]

@@ -4,8 +4,9 @@
     python benchmarks/run.py --out /tmp/bench --quick     # a smaller run, to iterate
     python benchmarks/run.py --out build/bench --skip notebooks --skip memory
 
-Writes results.json (raw per-round figures), bench.md (the tables) and bench.png
-(the figure) into --out, and prints bench.md. The method is in benchmarks/README.md.
+Writes results.json (raw per-round figures), bench.md (the tables), summary.md (the
+headline figures, short enough to quote) and bench.png (the figure) into --out, and prints
+bench.md. The method is in benchmarks/README.md.
 """
 
 import argparse
@@ -260,6 +261,7 @@ def main(argv=None):
     (args.out / "results.json").write_text(json.dumps(results, indent=1))
     text = report.markdown(results)
     (args.out / "bench.md").write_text(text + "\n")
+    (args.out / "summary.md").write_text(report.summary(results))
     report.plot(results, args.out / "bench.png")
     print()
     print(text)

@@ -148,3 +148,12 @@ def test_valid_lens_agree_with_torchs_padding_mask():
     assert not torch.allclose(impls[0].forward(x, x, x), outputs[0], atol=1e-3)
     with pytest.raises(ValueError, match="valid_lens"):
         mha_impls.build("loop over heads", 16, 4).forward(x, x, x, valid_lens)
+
+
+def test_summary_quotes_the_targets_and_notebooks():
+    results = fake_results(0.9)
+    results["meta"]["load_per_round"] = [1.0, 2.5]
+    text = report.summary(results)
+    assert text.count("**met**") == 3 and "MISSED" not in text
+    assert "01: 1.0 + 2.0 + 3.0 = 6.0 s" in text and "Failed: 02_y.ipynb." in text
+    assert "after each round: 1.0, 2.5" in text
