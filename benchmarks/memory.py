@@ -88,7 +88,9 @@ def measure(name, batch_size, length, num_hiddens, num_heads, seed=0, masked=Fal
     def one_pass(x=x, grad_output=grad_output, valid_lens=valid_lens):
         output, grads = mha_impls.forward_backward(impl, x, grad_output, valid_lens)
         del output, grads
-        impl.module.attention_weights = None  # drop kept weights once the pass is over
+        for module in impl.module.modules():  # drop kept weights once the pass is over
+            if hasattr(module, "attention_weights"):
+                module.attention_weights = None
 
     # Warm-up at a tiny size: thread pools, kernels' lazy initialisation.
     one_pass(x[:, :8].detach().requires_grad_(), grad_output[:, :8],

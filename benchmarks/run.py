@@ -126,8 +126,9 @@ def run_timing(shapes, names, rounds, min_run_time, threads, log):
                     measurement = timer.blocked_autorange(min_run_time=min_run_time)
                     entries[shape, mode][impl.name].append(measurement.median)
             for impl in impls:  # kept weights would otherwise hold memory until next round
-                if hasattr(impl.module, "attention_weights"):
-                    impl.module.attention_weights = None
+                for module in impl.module.modules():
+                    if hasattr(module, "attention_weights"):
+                        module.attention_weights = None
         load = os.getloadavg()[0]
         loads.append(load)
         log(f"timing round {r + 1}/{rounds} done (load average {load:.2f})")
