@@ -23,7 +23,7 @@ help:
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
 	@echo "make lab       JupyterLab on notebooks/"
-	@echo "make lint      ruff over d2lutil/, tests/, tools/ and the notebooks"
+	@echo "make lint      ruff over d2lutil/, tests/, tools/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -46,7 +46,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks
 
 lint: $(STAMP)
-	$(BIN)/ruff check d2lutil tests tools notebooks
+	$(BIN)/ruff check d2lutil tests tools benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --out build/bench

@@ -5,7 +5,14 @@ Modules, one per concern:
 * ``d2lutil.attention``: ``masked_softmax``, ``DotProductAttention``,
   ``MultiHeadAttention`` (the chapter's attention core);
 * ``d2lutil.shapes``: ``check_shape`` and argument validation;
-* ``d2lutil.plotting``: the chapter's figure style and heatmap grids.
+* ``d2lutil.plotting``: the chapter's figure style and heatmap grids;
+* ``d2lutil.tasks``: the copy task, least-squares readouts and the small trainer
+  (notebooks 1 and 2);
+* ``d2lutil.cost``: parameter and FLOP counts, forward/backward timing (notebook 3);
+* ``d2lutil.alignment``: letter embeddings and the regimes of an alignment row
+  (notebook 5).
+
+The last three are imported on demand: ``from d2lutil import tasks``.
 
 ``d2lutil`` needs only torch, numpy and matplotlib; it never imports d2l or
 torchvision, so importing it costs little more than importing torch.
