@@ -183,14 +183,14 @@ class MultiHeadAttention(nn.Module):
         queries = self.transpose_qkv(self.W_q(queries))
         keys = self.transpose_qkv(self.W_k(keys))
         values = self.transpose_qkv(self.W_v(values))
-        if valid_lens is not None:
-            # Head j of sequence i sits at row i * num_heads + j, so each
-            # sequence's lengths are repeated num_heads times in a row.
-            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
         if self.fused:
             output = self._fused_attention(queries, keys, values, valid_lens)
             self.attention_weights = None
         else:
+            if valid_lens is not None:
+                # Head j of sequence i sits at row i * num_heads + j, so each
+                # sequence's lengths are repeated num_heads times in a row.
+                valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
             output = self.attention(queries, keys, values, valid_lens)
             # (batch_size, num_heads, num_queries, num_keys)
             self.attention_weights = self.attention.attention_weights.reshape(
@@ -199,13 +199,29 @@ class MultiHeadAttention(nn.Module):
         return self.W_o(self.transpose_output(output))
 
     def _fused_attention(self, queries, keys, values, valid_lens):
+        """Heads folded as (batch_size * num_heads, length, head_size), as in ``forward``.
+
+        The kernel gets free 4-D views (batch_size, num_heads, length, head_size) so that
+        the mask can stay (batch_size, 1, 1 or num_queries, num_keys) and broadcast over
+        the heads: a mask repeated per head would be as large as the weights it avoids.
+        """
         dropout_p = self.dropout_p if self.training else 0.0
+        # Each: (batch_size, num_heads, length, head_size)
+        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
+                                 for X in (queries, keys, values))
         if valid_lens is None:
-            return F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
-        mask = valid_key_mask(valid_lens, queries.shape[1], keys.shape[1], device=queries.device)
-        # Kernels disagree on rows with no valid key (NaN on some backends):
-        # let such rows see every key, then zero their output ourselves.
-        empty = ~mask.any(dim=-1, keepdim=True)  # (batch_size * num_heads, num_queries, 1)
-        output = F.scaled_dot_product_attention(
-            queries, keys, values, attn_mask=mask | empty, dropout_p=dropout_p)
-        return output.masked_fill(empty, 0.0)
+            output = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
+        else:
+            positions = torch.arange(keys.shape[2], device=queries.device)
+            lens = valid_lens.to(queries.device)
+            # (batch_size, 1, 1, num_keys) or (batch_size, 1, num_queries, num_keys)
+            lens = lens[:, None, None, None] if lens.dim() == 1 else lens[:, None, :, None]
+            mask = positions < lens
+            # Kernels disagree on rows with no valid key (NaN on some backends):
+            # let such rows see every key, then zero their output ourselves.
+            empty = ~mask.any(dim=-1, keepdim=True)
+            output = F.scaled_dot_product_attention(
+                queries, keys, values, attn_mask=mask | empty, dropout_p=dropout_p)
+            output = output.masked_fill(empty, 0.0)
+        # (batch_size * num_heads, num_queries, head_size)
+        return output.reshape(-1, *output.shape[2:])
