@@ -22,6 +22,7 @@ import math
 import torch
 
 from .attention import DotProductAttention
+from .shapes import check_positive_int, check_seed
 
 __all__ = [
     "ALPHABET",
@@ -50,18 +51,6 @@ SPLIT_TOTAL_MIN = 0.8
 DIFFUSE_MAX = 0.5
 
 
-def _check_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-
-
-def _check_seed(seed):
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
-
-
 def _check_word(name, word):
     """Return ``word`` lower-cased after checking it is a non-empty string of letters a-z."""
     if not isinstance(word, str):
@@ -81,8 +70,8 @@ def letter_embeddings(d, seed=0):
     Returns a float32 tensor of shape (26, d); row i belongs to ``ALPHABET[i]``.
     The draw uses its own ``torch.Generator``, so it leaves the global RNG alone.
     """
-    _check_positive_int("d", d)
-    _check_seed(seed)
+    check_positive_int("d", d)
+    check_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(len(ALPHABET), d, generator=generator)
 
@@ -253,9 +242,9 @@ def robustness_counts(query_word, key_word, ds, seeds):
     if not seeds:
         raise ValueError("seeds must hold at least one seed")
     for d in ds:
-        _check_positive_int("d", d)
+        check_positive_int("d", d)
     for seed in seeds:
-        _check_seed(seed)
+        check_seed(seed)
     counts = {}
     for d in ds:
         weights = alignment_weights_over_seeds(query_word, key_word, d, seeds)
@@ -267,5 +256,5 @@ def robustness_counts(query_word, key_word, ds, seeds):
 
 def uniform_entropy(num_keys):
     """ln(num_keys), the entropy in nats of a uniform row over ``num_keys`` keys."""
-    _check_positive_int("num_keys", num_keys)
+    check_positive_int("num_keys", num_keys)
     return math.log(num_keys)

@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .shapes import check_qkv, check_valid_lens, require_3d
+from .shapes import check_positive_int, check_qkv, check_valid_lens, require_3d
 
 __all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention"]
 
@@ -127,9 +127,8 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, fused=False,
                  query_size=None, key_size=None, value_size=None):
         super().__init__()
-        for name, value in (("num_hiddens", num_hiddens), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_positive_int("num_hiddens", num_hiddens)
+        check_positive_int("num_heads", num_heads)
         if num_hiddens % num_heads:
             raise ValueError(
                 f"num_hiddens ({num_hiddens}) must be divisible by num_heads ({num_heads})"

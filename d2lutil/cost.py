@@ -22,6 +22,8 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
+from .shapes import check_positive_int
+
 __all__ = [
     "FlopCount",
     "AttentionFlops",
@@ -31,13 +33,6 @@ __all__ = [
     "attention_flops",
     "time_forward_backward",
 ]
-
-
-def _require_positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
 
 
 def _require_callable(module):
@@ -122,7 +117,7 @@ def attention_flops(num_queries, num_hiddens, num_keys=None, batch_size=1):
         num_keys = num_queries
     for name, value in (("num_queries", num_queries), ("num_hiddens", num_hiddens),
                         ("num_keys", num_keys), ("batch_size", batch_size)):
-        _require_positive_int(name, value)
+        check_positive_int(name, value)
     n, m, d, b = num_queries, num_keys, num_hiddens, batch_size
     return AttentionFlops(projections=b * (4 * n * d * d + 4 * m * d * d),
                           scores=b * 2 * n * m * d, mixing=b * 2 * n * m * d)
@@ -172,7 +167,7 @@ def time_forward_backward(module, *args, min_run_time=0.2, num_threads=None):
         raise ValueError(f"min_run_time must be a positive number of seconds, got {min_run_time!r}")
     if num_threads is None:
         num_threads = torch.get_num_threads()
-    _require_positive_int("num_threads", num_threads)
+    check_positive_int("num_threads", num_threads)
     output = module(*args)
     if not isinstance(output, torch.Tensor) or not output.requires_grad:
         raise ValueError("module(*args) must return a tensor that requires grad, so that "

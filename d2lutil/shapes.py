@@ -23,6 +23,20 @@ def check_shape(tensor, shape):
         raise ValueError(f"expected shape {expected}, got {tuple(tensor.shape)}")
 
 
+def check_positive_int(name, value):
+    """Check that ``value`` is an int >= 1 (a bool is not an int here)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a positive int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be a positive int, got {value!r}")
+
+
+def check_seed(seed, name="seed"):
+    """Check that a seed is an int (a bool is not an int here)."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"{name} must be an int, got {type(seed).__name__}")
+
+
 def require_3d(name, tensor):
     """Check that ``tensor`` is a 3-D tensor (batch_size, length, width)."""
     if not isinstance(tensor, torch.Tensor):

@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from .attention import MultiHeadAttention
+from .shapes import check_positive_int, check_seed
 
 __all__ = [
     "one_thread",
@@ -74,13 +75,6 @@ def _single_threaded(function):
             return function(*args, **kwargs)
 
     return wrapper
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value}")
 
 
 def _float_dtype(dtype):
@@ -125,11 +119,10 @@ def sample_values(num_samples, value_size, num_positions=2, *, seed=0, dtype=tor
     ``seed`` seeds a private ``np.random.default_rng`` (faster than ``torch.randn``
     for the large samples of the chapter), so no global random state is touched.
     """
-    _positive_int("num_samples", num_samples)
-    _positive_int("value_size", value_size)
-    _positive_int("num_positions", num_positions)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check_positive_int("num_samples", num_samples)
+    check_positive_int("value_size", value_size)
+    check_positive_int("num_positions", num_positions)
+    check_seed(seed)
     _float_dtype(dtype)
     rng = np.random.default_rng(seed)
     values = rng.standard_normal((num_samples, num_positions, value_size))
@@ -226,8 +219,8 @@ def readout_errors(weights, *, value_size, num_train, num_test, seed=0, dtype=to
     training samples (biased low) and on the held-out samples (biased high).
     """
     A = _as_weights(weights, dtype)
-    _positive_int("num_train", num_train)
-    _positive_int("num_test", num_test)
+    check_positive_int("num_train", num_train)
+    check_positive_int("num_test", num_test)
     values = sample_values(num_train + num_test, value_size, A.shape[1], seed=seed, dtype=dtype)
     features, targets = head_outputs(values, A), copy_targets(values)
     W = fit_readout(features[:num_train], targets[:num_train], driver=driver)
@@ -274,12 +267,12 @@ def train_copy_both(num_heads, *, num_hiddens=16, value_size=8, num_steps=1000,
     to advance a progress bar). Everything is seeded by ``seed``; the global
     random state is left untouched. Returns a ``TrainResult``.
     """
-    _positive_int("num_heads", num_heads)
-    _positive_int("num_hiddens", num_hiddens)
-    _positive_int("value_size", value_size)
-    _positive_int("num_steps", num_steps)
-    _positive_int("batch_size", batch_size)
-    _positive_int("num_test", num_test)
+    check_positive_int("num_heads", num_heads)
+    check_positive_int("num_hiddens", num_hiddens)
+    check_positive_int("value_size", value_size)
+    check_positive_int("num_steps", num_steps)
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("num_test", num_test)
     if num_hiddens != 2 * value_size:
         raise ValueError(
             f"num_hiddens must equal 2 * value_size (the target [v1; v2]), got "
@@ -293,8 +286,7 @@ def train_copy_both(num_heads, *, num_hiddens=16, value_size=8, num_steps=1000,
         raise TypeError(
             f"keys_carry_values must be a bool, got {type(keys_carry_values).__name__}"
         )
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check_seed(seed)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
     with one_thread():

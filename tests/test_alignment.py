@@ -30,10 +30,10 @@ def test_letter_embeddings_are_standard_normal():
 
 
 @pytest.mark.parametrize("d, error, text", [
-    (0, ValueError, "d must be >= 1, got 0"),
-    (-3, ValueError, "d must be >= 1"),
-    (2.0, TypeError, "d must be an int, got float"),
-    (True, TypeError, "d must be an int, got bool"),
+    (0, ValueError, "d must be a positive int, got 0"),
+    (-3, ValueError, "d must be a positive int"),
+    (2.0, TypeError, "d must be a positive int, got float"),
+    (True, TypeError, "d must be a positive int, got bool"),
 ])
 def test_letter_embeddings_rejects_bad_d(d, error, text):
     with pytest.raises(error, match=text):
@@ -94,7 +94,7 @@ def test_alignment_weights_names_the_bad_word():
         al.alignment_weights("", "abc")
     with pytest.raises(ValueError, match="key_word must contain only the letters a-z"):
         al.alignment_weights("abc", "a-b")
-    with pytest.raises(ValueError, match="d must be >= 1"):
+    with pytest.raises(ValueError, match="d must be a positive int"):
         al.alignment_weights("abc", "abc", d=0)
 
 
@@ -119,7 +119,7 @@ def test_row_stats_rejects_bad_input():
 def test_uniform_entropy():
     assert al.uniform_entropy(11) == pytest.approx(2.3979, abs=1e-4)
     assert al.uniform_entropy(1) == 0.0
-    with pytest.raises(ValueError, match="num_keys must be >= 1"):
+    with pytest.raises(ValueError, match="num_keys must be a positive int"):
         al.uniform_entropy(0)
 
 

@@ -265,16 +265,17 @@ def test_fused_path_applies_dropout_only_in_training():
 # ------------------------------------------------------------------- bad input
 
 BAD_CONSTRUCTION = [
-    (dict(num_hiddens=10, num_heads=3), "num_hiddens (10) must be divisible by num_heads (3)"),
-    (dict(num_hiddens=0, num_heads=1), "num_hiddens must be a positive int"),
-    (dict(num_hiddens=8, num_heads=2.0), "num_heads must be a positive int"),
-    (dict(num_hiddens=8, num_heads=2, dropout=1.5), "dropout must be in [0, 1)"),
+    (dict(num_hiddens=10, num_heads=3), ValueError,
+     "num_hiddens (10) must be divisible by num_heads (3)"),
+    (dict(num_hiddens=0, num_heads=1), ValueError, "num_hiddens must be a positive int, got 0"),
+    (dict(num_hiddens=8, num_heads=2.0), TypeError, "num_heads must be a positive int, got float"),
+    (dict(num_hiddens=8, num_heads=2, dropout=1.5), ValueError, "dropout must be in [0, 1)"),
 ]
 
 
-@pytest.mark.parametrize("kwargs, message", BAD_CONSTRUCTION)
-def test_bad_construction_is_named(kwargs, message):
-    with pytest.raises(ValueError) as info:
+@pytest.mark.parametrize("kwargs, error, message", BAD_CONSTRUCTION)
+def test_bad_construction_is_named(kwargs, error, message):
+    with pytest.raises(error) as info:
         MultiHeadAttention(**kwargs)
     assert message in str(info.value)
 

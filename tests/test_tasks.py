@@ -36,8 +36,8 @@ def test_sample_values_leaves_global_rng_alone():
     ("kwargs", "error", "message"),
     [
         ({"num_samples": 0, "value_size": 2}, ValueError, "num_samples must be a positive int"),
-        ({"num_samples": 2.0, "value_size": 2}, TypeError, "num_samples must be an int"),
-        ({"num_samples": 2, "value_size": True}, TypeError, "value_size must be an int"),
+        ({"num_samples": 2.0, "value_size": 2}, TypeError, "num_samples must be a positive int"),
+        ({"num_samples": 2, "value_size": True}, TypeError, "value_size must be a positive int"),
         ({"num_samples": 2, "value_size": 2, "num_positions": -1}, ValueError, "num_positions"),
         ({"num_samples": 2, "value_size": 2, "seed": "a"}, TypeError, "seed must be an int"),
         ({"num_samples": 2, "value_size": 2, "dtype": torch.int64}, TypeError, "dtype must be"),
