@@ -387,14 +387,18 @@ def cmd_render(paths, out, execute_notebooks=True, root=None, npm=None):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("execute").add_argument("notebooks", nargs="*")
+    sub.add_parser("execute").add_argument(
+        "notebooks", nargs="*",
+        help="default: every chapter and solutions notebook under notebooks/")
     render = sub.add_parser("render")
     render.add_argument("--out", type=pathlib.Path, default=pathlib.Path("build"))
     render.add_argument("--no-execute", action="store_true",
                         help="render the stored outputs instead of executing each notebook")
     render.add_argument("--root", type=pathlib.Path, default=ROOT,
                         help="the repository whose pyproject.toml names it (default: this one)")
-    render.add_argument("notebooks", nargs="*")
+    render.add_argument("notebooks", nargs="*",
+                        help="default: every chapter notebook under notebooks/ (the solutions "
+                             "are found beside them)")
     offline = sub.add_parser("check-offline")
     offline.add_argument("out", type=pathlib.Path)
     args = parser.parse_args(argv)
@@ -404,7 +408,12 @@ def main(argv=None):
             print(f"{page}: {found}")
         return 1 if report else 0
     if not args.notebooks:
-        print("no notebooks given", file=sys.stderr)
+        # No shell globbing needed (Windows): take the chapter as the Makefile does.
+        chapter = sorted(str(p) for p in (ROOT / "notebooks").glob("*.ipynb"))
+        solutions = sorted(str(p) for p in (ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+        args.notebooks = chapter + solutions if args.command == "execute" else chapter
+    if not args.notebooks:
+        print("no notebooks found under notebooks/", file=sys.stderr)
         return 0
     if args.command == "execute":
         cmd_execute(args.notebooks)
