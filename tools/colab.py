@@ -199,6 +199,22 @@ def nav_source(pub, items):
     return "---\n\n" + (" · ".join(parts) if parts else "*This is the only notebook.*")
 
 
+def _tagged_cell(nb, tag, cell_type, relpath):
+    """The notebook's one cell tagged ``tag`` (of ``cell_type``), or a new empty one."""
+    found = [c for c in nb.cells if tag in _tags(c)]
+    if len(found) > 1:
+        raise StampError(f"{relpath}: more than one cell tagged {tag!r}")
+    if not found:
+        make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+        cell = make(id=tag)
+        cell.metadata["tags"] = [tag]
+        return cell
+    if found[0].cell_type != cell_type:
+        kind = "code" if cell_type == "code" else "Markdown"
+        raise StampError(f"{relpath}: the cell tagged {tag!r} must be a {kind} cell")
+    return found[0]
+
+
 def _tags(cell):
     return cell.get("metadata", {}).get("tags", [])
 
@@ -258,19 +274,10 @@ def stamp(nb, relpath, pub, nav_items):
             cell.setdefault("id", uuid.uuid4().hex[:8])
     _stamp_title(nb.cells[0], pub, relpath)
 
-    setups = [c for c in nb.cells if SETUP_TAG in _tags(c)]
-    navs = [c for c in nb.cells if NAV_TAG in _tags(c)]
-    if len(setups) > 1 or len(navs) > 1:
-        raise StampError(f"{relpath}: more than one cell tagged {SETUP_TAG!r} or {NAV_TAG!r}")
-    cells = [c for c in nb.cells if c not in setups and c not in navs]
+    setup = _tagged_cell(nb, SETUP_TAG, "code", relpath)
+    nav = _tagged_cell(nb, NAV_TAG, "markdown", relpath)
+    cells = [c for c in nb.cells if c is not setup and c is not nav]
 
-    if setups:
-        setup = setups[0]
-        if setup.cell_type != "code":
-            raise StampError(f"{relpath}: the cell tagged {SETUP_TAG!r} must be a code cell")
-    else:
-        setup = nbformat.v4.new_code_cell(id=SETUP_TAG)
-        setup.metadata["tags"] = [SETUP_TAG]
     if setup.source != setup_source(pub):
         setup.source = setup_source(pub)
         setup.outputs = []
@@ -278,13 +285,6 @@ def stamp(nb, relpath, pub, nav_items):
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
     cells.insert(max(first_code, 1), setup)
 
-    if navs:
-        nav = navs[0]
-        if nav.cell_type != "markdown":
-            raise StampError(f"{relpath}: the cell tagged {NAV_TAG!r} must be a Markdown cell")
-    else:
-        nav = nbformat.v4.new_markdown_cell(id=NAV_TAG)
-        nav.metadata["tags"] = [NAV_TAG]
     nav.source = nav_source(pub, nav_items)
     cells.append(nav)
 
