@@ -109,10 +109,18 @@ def test_stderr_fails_unless_ignored(nb):
     cell = code_cells(nb)[2]
     cell.outputs.append(new_output("stream", name="stderr", text="UserWarning: careful\n"))
     only(hygiene.check_streams_and_paths(nb, NAME), "writes to stderr", "UserWarning")
-    cell.source = "# NBVAL_IGNORE_OUTPUT\n" + cell.source
+    cell.metadata["tags"] = ["nbval-ignore-output"]
     assert hygiene.check_streams_and_paths(nb, NAME) == []
-    cell.source = "x = 1\n# NBVAL_IGNORE_OUTPUT\n" + cell.source
-    only(hygiene.check_streams_and_paths(nb, NAME), "must be on the first line")
+
+
+@pytest.mark.parametrize("marker",
+                         ["# NBVAL_IGNORE_OUTPUT", "#NBVAL_SKIP", "# NBVAL_CHECK_OUTPUT"])
+def test_nbval_comment_markers_fail(nb, marker):
+    cell = code_cells(nb)[2]
+    cell.source = marker + "\n" + cell.source
+    only(hygiene.check_streams_and_paths(nb, NAME), "nbval comment marker", "nbval-ignore-output")
+    cell.metadata["tags"] = ["nbval-ignore-output"]  # a tag does not excuse the comment
+    only(hygiene.check_streams_and_paths(nb, NAME), "nbval comment marker")
 
 
 @pytest.mark.parametrize("text, bad", [

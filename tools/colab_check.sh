@@ -153,7 +153,7 @@ for path in paths:
         continue
     diffs = []
     for i, (old, new) in enumerate(zip(stored.cells, nb.cells, strict=True)):
-        if old.cell_type != "code" or "NBVAL_IGNORE_OUTPUT" in old.source:
+        if old.cell_type != "code" or "nbval-ignore-output" in old.metadata.get("tags", []):
             continue
         if texts(old) != texts(new):
             diffs.append((i, texts(old), texts(new)))

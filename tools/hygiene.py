@@ -13,7 +13,7 @@ import warnings
 
 import nbformat
 
-IGNORE_MARKER = "NBVAL_IGNORE_OUTPUT"
+IGNORE_TAG = "nbval-ignore-output"  # nbval's cell tag for output it must not compare
 RAISES_TAG = "raises-exception"  # nbval's tag for a cell meant to raise
 MAX_BYTES = 1_000_000
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:root|home|tmp|work)(?:/|\b)")
@@ -29,8 +29,8 @@ def where(name, i, cell):
 
 
 def is_ignored(cell):
-    """True when the cell carries nbval's NBVAL_IGNORE_OUTPUT marker (anywhere)."""
-    return IGNORE_MARKER in cell.source
+    """True when the cell carries nbval's ``nbval-ignore-output`` tag."""
+    return IGNORE_TAG in cell.metadata.get("tags", [])
 
 
 def output_texts(cell):
@@ -106,14 +106,19 @@ def check_errors(nb, name):
 
 
 def check_streams_and_paths(nb, name):
-    """Nothing on stderr, no machine paths, except in NBVAL_IGNORE_OUTPUT cells."""
+    """Nothing on stderr, no machine paths, except in cells tagged ``nbval-ignore-output``.
+
+    nbval's comment markers (``# NBVAL_IGNORE_OUTPUT`` and the like) are refused: they put
+    test machinery in the students' view, and a cell with both a comment and a tag makes
+    nbval warn about overlapping options. Use the cell tag instead.
+    """
     problems = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
-        first = cell.source.splitlines()[0] if cell.source else ""
-        if is_ignored(cell) and IGNORE_MARKER not in first:
-            problems.append(f"{where(name, i, cell)}: {IGNORE_MARKER} must be on the first line")
+        if re.search(r"#\s*NBVAL_", cell.source):
+            problems.append(f"{where(name, i, cell)}: an nbval comment marker; use the cell tag "
+                            f"{IGNORE_TAG!r} instead")
         if is_ignored(cell):
             continue
         for out in cell.outputs:
