@@ -193,14 +193,29 @@ def test_structure_fails(nb):
                                             "'## What you will learn'")
     nb = copy.deepcopy(good)
     recap = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Recap"))
-    nb.cells.insert(recap + 2, new_markdown_cell("## Further reading\n\nThe paper."))
-    only(hygiene.check_structure(nb, NAME), "last two sections must be '## Recap' and "
-                                            "'## Exercises'", "Further reading")
+    nb.cells.insert(recap + 3, new_markdown_cell("## Further reading\n\nThe paper."))
+    only(hygiene.check_structure(nb, NAME), "last three sections must be '## Recap', "
+                                            "'## Exercises', '## References'", "Further reading")
+    nb = copy.deepcopy(good)
+    del nb.cells[recap + 2]  # no References
+    only(hygiene.check_structure(nb, NAME), "last three sections",
+         "found ['## Why scale', '## Recap', '## Exercises']")
     for count in (1, 5):
         nb = copy.deepcopy(good)
         exercises = next(c for c in nb.cells if c.source.startswith("## Exercises"))
         exercises.source = "## Exercises\n\n" + "\n".join(f"{k + 1}. Do {k}." for k in range(count))
         only(hygiene.check_structure(nb, NAME), f"has {count} numbered exercises")
+
+
+def test_numbered_references_are_not_exercises(nb):
+    """The demo's References is a numbered list; exercises end where it starts, in or
+    across cells."""
+    refs = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## References"))
+    nb.cells[refs].source += "\n2. Another paper.\n3. And another."
+    assert hygiene.check_structure(nb, NAME) == []
+    nb.cells[refs - 1].source += "\n\n" + nb.cells[refs].source  # one cell for both
+    del nb.cells[refs]
+    assert hygiene.check_structure(nb, NAME) == []
 
 
 # --- the prose is true to the outputs ------------------------------------------------------
@@ -211,6 +226,14 @@ def test_structure_fails(nb):
     ("12.5% of 3.0e-5 and 1,000,000 rows", ["12.5", "3.0e-5", "1,000,000"]),
     ("d2l 1.0.3 on Python 3 with [link](https://x.org/v2.5/1234) <img src='a/9999.png'>", []),
     ("float32, 512 dims, sizes (512,1024), step 3.", ["1024"]),
+    # citation years are not figures; a capitalised word before a number is still prose
+    ("Vaswani et al. (2017), Vaswani et al., 2017 and Shazeer (2019)", []),
+    ("(Michel, Levy and Neubig, 2019; Ainslie et al. 2023) at 4096 tokens", ["4096"]),
+    ("At 2048 tokens, Shazeer 2019, (see Table 2019 rows), length (2019)",
+     ["2048", "2019", "2019", "2019"]),
+    ("Shazeer (2048) is no year", ["2048"]),
+    # the References section is not prose to check: years, volumes, arXiv numbers
+    ("## Recap\n\n1.5 apart\n\n## References\n\n1. A. (2017). arXiv:1706.03762, 4096", ["1.5"]),
 ])
 def test_prose_numbers_found(text, numbers):
     assert hygiene.prose_numbers(text) == numbers

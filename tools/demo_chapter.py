@@ -3,7 +3,7 @@
     python tools/demo_chapter.py DIR   # writes DIR/pyproject.toml and DIR/notebooks/...
 
 The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps,
-Recap, Exercises), hold formulas inline and displayed, one PNG figure each,
+Recap, Exercises, References), hold formulas inline and displayed, one PNG figure each,
 and prose numbers that their outputs print. They are not executed or stamped
 here: tests run ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
 """
@@ -55,6 +55,8 @@ def chapter_one():
         new_markdown_cell("## Recap\n\nScaling by $1/\\sqrt{d}$ keeps scores of order one."),
         new_markdown_cell("## Exercises\n\n1. Compute the factor for $d = 16$.\n"
                           "2. Plot the softmax of three scores."),
+        new_markdown_cell("## References\n\n1. Vaswani, A. et al. (2017). Attention is all you "
+                          "need. NeurIPS 30, arXiv:1706.03762."),
     ]
 
 
@@ -71,6 +73,8 @@ def chapter_two():
         new_markdown_cell("## Recap\n\nHeads split $d$ into $h$ parts of $d/h$."),
         new_markdown_cell("## Exercises\n\n1. Split 768 columns into 12 heads.\n"
                           "2. Why must $h$ divide $d$?"),
+        new_markdown_cell("## References\n\n- Shazeer, N. (2019). Fast transformer decoding: "
+                          "one write-head is all you need. arXiv:1911.02150."),
     ]
 
 

@@ -176,23 +176,28 @@ def headings(nb):
     return found
 
 
+LAST_SECTIONS = ["## Recap", "## Exercises", "## References"]
+
+
 def check_structure(nb, name):
-    """A chapter notebook: what you will learn, ..., Recap, Exercises (2 to 4)."""
+    """A chapter notebook: what you will learn, ..., Recap, Exercises (2 to 4), References."""
     problems = []
     if len(nb.cells) < 2 or not (nb.cells[1].cell_type == "markdown" and
                                  nb.cells[1].source.strip().startswith("## What you will learn")):
         problems.append(f"{name}: cell 1 must be Markdown starting with '## What you will learn'")
     sections = headings(nb)
-    last_two = [text for _, text, _ in sections[-2:]]
-    if last_two != ["## Recap", "## Exercises"]:
-        problems.append(f"{name}: the last two sections must be '## Recap' and '## Exercises', "
-                        f"found {last_two}")
+    last = [text for _, text, _ in sections[-3:]]
+    if last != LAST_SECTIONS:
+        problems.append(f"{name}: the last three sections must be "
+                        f"{', '.join(repr(s) for s in LAST_SECTIONS)}, found {last}")
         return problems
-    start, _, rest = sections[-1]
-    items = len(re.findall(r"(?m)^\d+\.\s", rest))
-    for cell in nb.cells[start + 1:]:
-        if cell.cell_type == "markdown" and NAV_TAG not in cell.metadata.get("tags", []):
-            items += len(re.findall(r"(?m)^\d+\.\s", cell.source))
+    (start, _, rest), (stop, _, _) = sections[-2], sections[-1]
+    # The numbered items between '## Exercises' and '## References', wherever the cells split.
+    texts = [rest.split("\n## References")[0]] + [
+        cell.source for cell in nb.cells[start + 1:stop + 1]
+        if cell.cell_type == "markdown" and NAV_TAG not in cell.metadata.get("tags", [])]
+    texts[1:] = [t.split("## References")[0] for t in texts[1:]]
+    items = sum(len(re.findall(r"(?m)^\d+\.\s", t)) for t in texts)
     if not 2 <= items <= 4:
         problems.append(f"{name}: '## Exercises' has {items} numbered exercises, expected 2 to 4")
     return problems
@@ -204,13 +209,36 @@ NUMBER = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?:[eE][-+]?\d+)?|\d{4,})(?![\w]|[.,]\d)")
 
 
+# The year of a citation in prose, in one of three forms: "Vaswani et al. 2017" or
+# "Vaswani et al. (2017)"; "Shazeer (2019)"; "(Shazeer, 2019)" or "(Michel, Levy and
+# Neubig, 2019)". A bare "Shazeer 2019" is not read as a citation: a capitalised word
+# before a number ("At 2048 tokens") is far more often prose.
+_YEAR = r"(?P<year>(?:19[5-9]\d|20[0-3]\d)[a-z]?)(?![\d.,]\d)"  # 1950 to 2039
+CITATION_YEARS = [re.compile(rf"et al\.,?\s*\(?{_YEAR}"),
+                  re.compile(rf"[A-Z][\w'-]+\s+\({_YEAR}\)"),
+                  re.compile(rf"\([^()]*[A-Z][\w'-]+,?\s+{_YEAR}(?=[;)])")]
+
+
+def _drop_citation_years(text):
+    for pattern in CITATION_YEARS:
+        text = pattern.sub(lambda m: m.string[m.start():m.start("year")], text)
+    return text
+
+
+REFERENCES = re.compile(r"(?ms)^## References\b.*")
+
+
 def prose_numbers(markdown):
     """The numbers the rule covers in a Markdown text: decimals and integers of 4+ digits.
 
     Link targets, bare URLs, HTML tags and version strings (1.0.3) are not prose and are
-    dropped. LaTeX counts: ``1{,}024`` and ``1\\,024`` are read as ``1,024``.
+    dropped, and so are the years of citations ("Vaswani et al. (2017)") and the whole
+    ``## References`` section (years, volumes, arXiv numbers). LaTeX counts: ``1{,}024``
+    and ``1\\,024`` are read as ``1,024``.
     """
-    text = re.sub(r"\]\([^)]*\)", "]", markdown)
+    text = REFERENCES.sub(" ", markdown)
+    text = _drop_citation_years(text)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
     text = re.sub(r"https?://\S+", " ", text)
     text = re.sub(r"<[^>]+>", " ", text)
     text = re.sub(r"(\d)(?:\{,\}|\\,)(?=\d{3})", r"\1,", text)
@@ -240,7 +268,8 @@ def check_prose_numbers(nb, name, allowed=()):
             problems.append(
                 f"{where(name, i, cell)}: {', '.join(dict.fromkeys(missing))} not printed by any "
                 "cell of this notebook (print and assert it, or allowlist it in "
-                "tests/test_notebooks.py with a reason)")
+                "tests/test_notebooks.py with a reason; a citation's year is written "
+                "'Name et al. (2017)', 'Name (2017)' or '(Name, 2017)')")
     return problems
 
 
