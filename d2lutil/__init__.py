@@ -10,9 +10,11 @@ Modules, one per concern:
   (notebooks 1 and 2);
 * ``d2lutil.cost``: parameter and FLOP counts, forward/backward timing (notebook 3);
 * ``d2lutil.alignment``: letter embeddings and the regimes of an alignment row
-  (notebook 5).
+  (notebook 5);
+* ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
+  attention (notebooks 1 and 3).
 
-The last three are imported on demand: ``from d2lutil import tasks``.
+The last four are imported on demand: ``from d2lutil import tasks``.
 
 ``d2lutil`` needs only torch, numpy and matplotlib; it never imports d2l or
 torchvision, so importing it costs little more than importing torch.
