@@ -116,12 +116,20 @@ class MultiHeadAttention(nn.Module):
             that takes its input width at the first call, so its parameters
             exist only after one forward pass.
 
-    ``forward(queries, keys, values, valid_lens=None)`` takes queries of shape
-    (batch_size, num_queries, query_size), keys and values of shape
-    (batch_size, num_keys, key_size / value_size), and ``valid_lens`` of shape
-    (batch_size,) or (batch_size, num_queries); it returns
+    ``forward(queries, keys, values, valid_lens=None, *, head_mask=None)`` takes
+    queries of shape (batch_size, num_queries, query_size), keys and values of
+    shape (batch_size, num_keys, key_size / value_size), and ``valid_lens`` of
+    shape (batch_size,) or (batch_size, num_queries); it returns
     (batch_size, num_queries, num_hiddens). Unless fused, ``attention_weights``
     then has shape (batch_size, num_heads, num_queries, num_keys).
+
+    ``head_mask``, a floating tensor of shape (num_heads,) or
+    (batch_size, num_heads), multiplies each head's output (its mixture of the
+    values, before the heads are concatenated and ``W_o`` is applied): 1 keeps
+    a head, 0 removes it, any other number scales it. It is differentiable, so
+    the gradient of a loss with respect to a mask of ones measures how much
+    each head matters, in one backward pass. ``attention_weights`` are those
+    computed before the mask: a masked head still reports where it looks.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, fused=False,
@@ -170,11 +178,13 @@ class MultiHeadAttention(nn.Module):
         X = X.permute(0, 2, 1, 3)
         return X.reshape(X.shape[0], length, -1)
 
-    def forward(self, queries, keys, values, valid_lens=None):
+    def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None):
         check_qkv(queries, keys, values)
         batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
         if valid_lens is not None:
             check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
+        if head_mask is not None:
+            self._check_head_mask(head_mask, batch_size)
         for name, tensor, projection in (("queries", queries, self.W_q),
                                          ("keys", keys, self.W_k), ("values", values, self.W_v)):
             _check_width(name, tensor, projection)
@@ -194,8 +204,27 @@ class MultiHeadAttention(nn.Module):
             # (batch_size, num_heads, num_queries, num_keys)
             self.attention_weights = self.attention.attention_weights.reshape(
                 batch_size, self.num_heads, num_queries, num_keys)
+        if head_mask is not None:
+            # (batch_size, num_heads) -> (batch_size * num_heads, 1, 1): the same
+            # row order as the folded heads, one factor per head and sequence.
+            scale = head_mask.to(output.device, output.dtype).expand(batch_size, self.num_heads)
+            output = output * scale.reshape(-1, 1, 1)
         # (batch_size, num_queries, num_hiddens)
         return self.W_o(self.transpose_output(output))
+
+    def _check_head_mask(self, head_mask, batch_size):
+        if not isinstance(head_mask, torch.Tensor):
+            raise TypeError("head_mask must be a floating torch.Tensor or None, "
+                            f"got {type(head_mask).__name__}")
+        if not head_mask.is_floating_point():
+            raise TypeError("head_mask must hold floating-point numbers, "
+                            f"got dtype {head_mask.dtype}")
+        allowed = ((self.num_heads,), (batch_size, self.num_heads))
+        if tuple(head_mask.shape) not in allowed:
+            raise ValueError(
+                f"head_mask must have shape {allowed[0]} or {allowed[1]} "
+                f"(num_heads,) or (batch_size, num_heads), got {tuple(head_mask.shape)}"
+            )
 
     def _fused_attention(self, queries, keys, values, valid_lens):
         """Heads folded as (batch_size * num_heads, length, head_size), as in ``forward``.

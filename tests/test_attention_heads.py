@@ -1,0 +1,167 @@
+"""MultiHeadAttention's head mask, against a computation written out from the definitions.
+
+``by_hand`` below never calls the module: it slices each head's rows out of the
+projection matrices and does the scaled dot products, the masked softmax, the
+mixing, the head mask and the output projection one head at a time.
+"""
+
+import pytest
+import torch
+
+from d2lutil import MultiHeadAttention
+
+BOTH_PATHS = pytest.mark.parametrize("fused", [False, True], ids=["weights", "fused"])
+
+
+def random_inputs(batch_size=3, num_queries=4, num_keys=6, width=16, seed=0,
+                  dtype=torch.float32):
+    gen = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(batch_size, n, width, generator=gen, dtype=dtype)
+                 for n in (num_queries, num_keys, num_keys))
+
+
+def built(num_hiddens=16, num_heads=4, fused=False, seed=0, dtype=torch.float32, **kwargs):
+    """An eval-mode MultiHeadAttention without biases and with explicit input widths."""
+    torch.manual_seed(seed)
+    return MultiHeadAttention(num_hiddens, num_heads, fused=fused, query_size=num_hiddens,
+                              key_size=num_hiddens, value_size=num_hiddens,
+                              **kwargs).to(dtype).eval()
+
+
+def by_hand(model, queries, keys, values, valid_lens=None, head_mask=None):
+    """Multi-head attention from its definition, one head at a time.
+
+    Query head j uses rows j*p .. (j+1)*p of W_q (p = num_hiddens / num_heads) and
+    rows g*p .. (g+1)*p of W_k and W_v, with g = j // (num_heads // num_kv_heads).
+    Returns the output and the weights, (batch_size, num_heads, num_queries, num_keys).
+    """
+    num_heads = model.num_heads
+    num_kv_heads = getattr(model, "num_kv_heads", num_heads)
+    p = model.num_hiddens // num_heads
+    batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+    if valid_lens is None:
+        valid_lens = torch.full((batch_size, num_queries), num_keys)
+    elif valid_lens.dim() == 1:
+        valid_lens = valid_lens[:, None].expand(-1, num_queries)
+    # (batch_size, num_queries, num_keys): True where the query may look
+    allowed = torch.arange(num_keys) < valid_lens[:, :, None]
+    W_q, W_k, W_v, W_o = (W.weight for W in (model.W_q, model.W_k, model.W_v, model.W_o))
+    head_outputs, head_weights = [], []
+    for j in range(num_heads):
+        g = j // (num_heads // num_kv_heads)
+        q = queries @ W_q[j * p:(j + 1) * p].T
+        k = keys @ W_k[g * p:(g + 1) * p].T
+        v = values @ W_v[g * p:(g + 1) * p].T
+        scores = q @ k.transpose(1, 2) / p ** 0.5
+        # A query with no valid key gets a row of NaN here, made zero: it attends to nothing.
+        weights = torch.softmax(scores.masked_fill(~allowed, float("-inf")), dim=-1).nan_to_num(0.0)
+        out = weights @ v
+        if head_mask is not None:
+            factor = head_mask[j] if head_mask.dim() == 1 else head_mask[:, j, None, None]
+            out = out * factor
+        head_outputs.append(out)
+        head_weights.append(weights)
+    return torch.cat(head_outputs, dim=-1) @ W_o.T, torch.stack(head_weights, dim=1)
+
+
+# -------------------------------------------------------------------- head mask
+
+def head_masks(batch_size=3, num_heads=4):
+    gen = torch.Generator().manual_seed(7)
+    return {
+        "per-head": torch.tensor([1.0, 0.0, 0.5, -2.0])[:num_heads],
+        "per-sequence": torch.randn(batch_size, num_heads, generator=gen),
+    }
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("shape", ["per-head", "per-sequence"])
+@pytest.mark.parametrize("valid_lens", [None, torch.tensor([2, 6, 0]),
+                                        torch.arange(1, 5).repeat(3, 1)],
+                         ids=["none", "padding", "causal"])
+def test_head_mask_scales_each_heads_output(fused, shape, valid_lens):
+    model = built(fused=fused)
+    queries, keys, values = random_inputs(seed=1)
+    head_mask = head_masks()[shape]
+    out = model(queries, keys, values, valid_lens, head_mask=head_mask)
+    expected, expected_weights = by_hand(model, queries, keys, values, valid_lens, head_mask)
+    assert (out - expected).abs().max() <= 1e-5
+    if not fused:
+        # The weights are those before the mask: a switched-off head still reports them.
+        assert (model.attention_weights - expected_weights).abs().max() <= 1e-6
+
+
+@BOTH_PATHS
+def test_a_mask_of_ones_changes_nothing_and_zeros_remove_every_head(fused):
+    model = built(fused=fused, bias=True)
+    args = random_inputs(seed=2)
+    plain = model(*args)
+    assert torch.equal(model(*args, head_mask=torch.ones(4)), plain)
+    # With every head removed only W_o's bias is left.
+    out = model(*args, head_mask=torch.zeros(3, 4))
+    assert torch.equal(out, model.W_o.bias.expand_as(out))
+
+
+@BOTH_PATHS
+def test_removing_one_head_is_zeroing_its_columns_of_W_o(fused):
+    model = built(fused=fused)
+    args = random_inputs(seed=3)
+    masked = model(*args, head_mask=torch.tensor([1.0, 1.0, 0.0, 1.0]))
+    with torch.no_grad():
+        model.W_o.weight[:, 8:12] = 0
+    assert (masked - model(*args)).abs().max() <= 1e-6
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("shape", ["per-head", "per-sequence"])
+def test_gradient_with_respect_to_the_mask_is_a_finite_difference(fused, shape):
+    model = built(fused=fused, dtype=torch.float64)
+    queries, keys, values = random_inputs(seed=4, dtype=torch.float64)
+    valid_lens = torch.tensor([3, 6, 1])
+    target = torch.randn(3, 4, 16, generator=torch.Generator().manual_seed(5),
+                         dtype=torch.float64)
+    head_mask = torch.ones((4,) if shape == "per-head" else (3, 4), dtype=torch.float64,
+                           requires_grad=True)
+
+    def loss(mask):
+        out = model(queries, keys, values, valid_lens, head_mask=mask)
+        return ((out - target) ** 2).mean()
+
+    loss(head_mask).backward()
+    eps = 1e-6
+    finite_difference = torch.zeros_like(head_mask)
+    with torch.no_grad():
+        for index in torch.cartesian_prod(*(torch.arange(n) for n in head_mask.shape)):
+            step = torch.zeros_like(head_mask)
+            step[tuple(index.reshape(-1))] = eps
+            finite_difference[tuple(index.reshape(-1))] = (
+                loss(head_mask + step) - loss(head_mask - step)) / (2 * eps)
+    assert finite_difference.abs().max() > 1e-3  # the heads do matter to this loss
+    torch.testing.assert_close(head_mask.grad, finite_difference, atol=1e-8, rtol=1e-6)
+
+
+def test_head_mask_follows_the_dtype_of_the_model():
+    model = built()
+    out = model(*random_inputs(), head_mask=torch.ones(4, dtype=torch.float64))
+    assert out.dtype == torch.float32
+
+
+q, k, v = random_inputs()
+BAD_MASKS = [
+    (torch.ones(3), ValueError, "head_mask must have shape (4,) or (3, 4)"),
+    (torch.ones(4, 3), ValueError, "head_mask must have shape (4,) or (3, 4)"),
+    (torch.ones(1, 4), ValueError, "got (1, 4)"),
+    (torch.ones(4, dtype=torch.long), TypeError, "head_mask must hold floating-point numbers"),
+    (torch.ones(4, dtype=torch.bool), TypeError, "head_mask must hold floating-point numbers"),
+    ([1.0, 1.0, 0.0, 1.0], TypeError, "head_mask must be a floating torch.Tensor or None"),
+]
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("head_mask, error, message", BAD_MASKS,
+                         ids=[m for _, _, m in BAD_MASKS])
+def test_bad_head_masks_are_named(fused, head_mask, error, message):
+    model = MultiHeadAttention(16, 4, fused=fused)
+    with pytest.raises(error) as info:
+        model(q, k, v, head_mask=head_mask)
+    assert message in str(info.value)
