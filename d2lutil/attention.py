@@ -115,6 +115,14 @@ class MultiHeadAttention(nn.Module):
             default, as in the book) the projection is an ``nn.LazyLinear``
             that takes its input width at the first call, so its parameters
             exist only after one forward pass.
+        num_kv_heads: number of key/value heads. None (the default) means
+            ``num_heads``: every query head has its own keys and values, as in
+            the book. Otherwise it must divide ``num_heads``; ``W_k`` and ``W_v``
+            then map to ``num_kv_heads * head_size`` features and query head j
+            reads key/value head ``j // (num_heads // num_kv_heads)``
+            (grouped-query attention; ``num_kv_heads=1`` is multi-query
+            attention), the grouping of
+            ``F.scaled_dot_product_attention(..., enable_gqa=True)``.
 
     ``forward(queries, keys, values, valid_lens=None, *, head_mask=None)`` takes
     queries of shape (batch_size, num_queries, query_size), keys and values of
@@ -133,7 +141,7 @@ class MultiHeadAttention(nn.Module):
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, fused=False,
-                 query_size=None, key_size=None, value_size=None):
+                 query_size=None, key_size=None, value_size=None, num_kv_heads=None):
         super().__init__()
         check_positive_int("num_hiddens", num_hiddens)
         check_positive_int("num_heads", num_heads)
@@ -143,28 +151,60 @@ class MultiHeadAttention(nn.Module):
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout!r}")
+        if num_kv_heads is None:
+            num_kv_heads = num_heads
+        check_positive_int("num_kv_heads", num_kv_heads)
+        if num_heads % num_kv_heads:
+            raise ValueError(
+                f"num_kv_heads ({num_kv_heads}) must divide num_heads ({num_heads}): each "
+                "key/value head serves the same number of query heads"
+            )
         self.num_hiddens, self.num_heads, self.fused = num_hiddens, num_heads, fused
+        self.num_kv_heads, self.head_size = num_kv_heads, num_hiddens // num_heads
         self.dropout_p = dropout
         self.attention = DotProductAttention(dropout)
+        # Created in this order (W_q, W_k, W_v, W_o) so that a seeded model is the same
+        # whatever num_kv_heads; with num_kv_heads = num_heads all four are d x d.
         self.W_q = _projection(num_hiddens, query_size, bias)
-        self.W_k = _projection(num_hiddens, key_size, bias)
-        self.W_v = _projection(num_hiddens, value_size, bias)
+        self.W_k = _projection(num_kv_heads * self.head_size, key_size, bias)
+        self.W_v = _projection(num_kv_heads * self.head_size, value_size, bias)
         self.W_o = _projection(num_hiddens, num_hiddens, bias)
         self.attention_weights = None
 
-    def transpose_qkv(self, X):
+    def transpose_qkv(self, X, num_heads=None):
         """Split the heads off and fold them into the batch axis.
 
-        (batch_size, length, num_hiddens) -> (batch_size * num_heads, length, head_size),
-        with head_size = num_hiddens / num_heads.
+        (batch_size, length, num_heads * head_size) -> (batch_size * num_heads, length,
+        head_size), with head_size = num_hiddens / num_heads. ``num_heads`` defaults to
+        ``self.num_heads``; pass ``self.num_kv_heads`` for projected keys and values.
         """
+        if num_heads is None:
+            num_heads = self.num_heads
         batch_size, length, _ = X.shape
         # (batch_size, length, num_heads, head_size)
-        X = X.reshape(batch_size, length, self.num_heads, -1)
+        X = X.reshape(batch_size, length, num_heads, -1)
         # (batch_size, num_heads, length, head_size)
         X = X.permute(0, 2, 1, 3)
         # (batch_size * num_heads, length, head_size)
-        return X.reshape(batch_size * self.num_heads, length, -1)
+        return X.reshape(batch_size * num_heads, length, -1)
+
+    def repeat_kv(self, X):
+        """Give every query head the keys (or values) of its group.
+
+        (batch_size * num_kv_heads, length, head_size) -> (batch_size * num_heads, length,
+        head_size): key/value head g is repeated num_heads / num_kv_heads times in a row,
+        so query head j gets head j // (num_heads // num_kv_heads). Returns ``X`` itself
+        when num_kv_heads = num_heads.
+        """
+        group_size = self.num_heads // self.num_kv_heads
+        if group_size == 1:
+            return X
+        _, length, head_size = X.shape
+        # (batch_size, num_kv_heads, length, head_size)
+        X = X.reshape(-1, self.num_kv_heads, length, head_size)
+        # (batch_size, num_heads, length, head_size), then folded
+        X = torch.repeat_interleave(X, group_size, dim=1)
+        return X.reshape(-1, length, head_size)
 
     def transpose_output(self, X):
         """Undo ``transpose_qkv``.
@@ -188,10 +228,13 @@ class MultiHeadAttention(nn.Module):
         for name, tensor, projection in (("queries", queries, self.W_q),
                                          ("keys", keys, self.W_k), ("values", values, self.W_v)):
             _check_width(name, tensor, projection)
-        # Each: (batch_size * num_heads, length, num_hiddens / num_heads)
+        # (batch_size * num_heads, num_queries, head_size)
         queries = self.transpose_qkv(self.W_q(queries))
-        keys = self.transpose_qkv(self.W_k(keys))
-        values = self.transpose_qkv(self.W_v(values))
+        # Each: (batch_size * num_kv_heads, num_keys, head_size)
+        keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
+        values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
+        # Each: (batch_size * num_heads, num_keys, head_size)
+        keys, values = self.repeat_kv(keys), self.repeat_kv(values)
         if self.fused:
             output = self._fused_attention(queries, keys, values, valid_lens)
             self.attention_weights = None

@@ -1,4 +1,4 @@
-"""MultiHeadAttention's head mask, against a computation written out from the definitions.
+"""MultiHeadAttention's head mask and shared key/value heads, against the definitions.
 
 ``by_hand`` below never calls the module: it slices each head's rows out of the
 projection matrices and does the scaled dot products, the masked softmax, the
@@ -7,6 +7,7 @@ mixing, the head mask and the output projection one head at a time.
 
 import pytest
 import torch
+from torch.nn import functional as F
 
 from d2lutil import MultiHeadAttention
 
@@ -164,4 +165,152 @@ def test_bad_head_masks_are_named(fused, head_mask, error, message):
     model = MultiHeadAttention(16, 4, fused=fused)
     with pytest.raises(error) as info:
         model(q, k, v, head_mask=head_mask)
+    assert message in str(info.value)
+
+
+# ------------------------------------------------- shared key/value heads (GQA, MQA)
+
+# (num_heads, num_kv_heads) at num_hiddens = 24: num_kv_heads in {1, num_heads / 2, num_heads},
+# and one grouping (6 query heads over 2) where "repeat" and "repeat_interleave" differ
+# for every head but the first.
+GROUPINGS = [(4, 1), (4, 2), (4, 4), (6, 2)]
+GROUPING_IDS = [f"h{h}-kv{kv}" for h, kv in GROUPINGS]
+GQA_CASES = {
+    "none": dict(num_queries=4, valid_lens=None),
+    "padding": dict(num_queries=4, valid_lens=torch.tensor([2, 6, 3])),
+    "causal": dict(num_queries=6, valid_lens=torch.arange(1, 7).repeat(3, 1)),
+}
+
+
+def gqa_model(num_heads, num_kv_heads, fused=False, **kwargs):
+    return built(num_hiddens=24, num_heads=num_heads, num_kv_heads=num_kv_heads,
+                 fused=fused, **kwargs)
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("case", list(GQA_CASES))
+@pytest.mark.parametrize("num_heads, num_kv_heads", GROUPINGS, ids=GROUPING_IDS)
+def test_shared_kv_heads_equal_the_definition(fused, case, num_heads, num_kv_heads):
+    model = gqa_model(num_heads, num_kv_heads, fused=fused)
+    queries, keys, values = random_inputs(num_queries=GQA_CASES[case]["num_queries"],
+                                          width=24, seed=8)
+    valid_lens = GQA_CASES[case]["valid_lens"]
+    out = model(queries, keys, values, valid_lens)
+    expected, expected_weights = by_hand(model, queries, keys, values, valid_lens)
+    assert (out - expected).abs().max() <= 1e-5
+    if not fused:
+        assert model.attention_weights.shape == (3, num_heads, queries.shape[1], 6)
+        assert (model.attention_weights - expected_weights).abs().max() <= 1e-6
+
+
+def torch_version():
+    return tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+
+
+@pytest.mark.skipif(torch_version() < (2, 5),
+                    reason="scaled_dot_product_attention(enable_gqa=True) needs torch >= 2.5")
+@BOTH_PATHS
+@pytest.mark.parametrize("case", list(GQA_CASES))
+@pytest.mark.parametrize("num_heads, num_kv_heads", GROUPINGS, ids=GROUPING_IDS)
+def test_shared_kv_heads_equal_torch_enable_gqa(fused, case, num_heads, num_kv_heads):
+    model = gqa_model(num_heads, num_kv_heads, fused=fused)
+    queries, keys, values = random_inputs(num_queries=GQA_CASES[case]["num_queries"],
+                                          width=24, seed=9)
+    valid_lens = GQA_CASES[case]["valid_lens"]
+    out = model(queries, keys, values, valid_lens)
+    batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+
+    head_size = 24 // num_heads
+
+    def split(X, heads):
+        # (batch_size, length, heads * head_size) -> (batch_size, heads, length, head_size)
+        return X.reshape(batch_size, X.shape[1], heads, head_size).transpose(1, 2)
+
+    attn_mask = None
+    if valid_lens is not None:
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        # (batch_size, 1, 1 or num_queries, num_keys), broadcast over the heads
+        attn_mask = (torch.arange(num_keys) < lens[..., None])[:, None]
+    with torch.no_grad():
+        heads = F.scaled_dot_product_attention(
+            split(queries @ model.W_q.weight.T, num_heads),
+            split(keys @ model.W_k.weight.T, num_kv_heads),
+            split(values @ model.W_v.weight.T, num_kv_heads),
+            attn_mask=attn_mask, enable_gqa=True)
+    # (batch_size, num_heads, num_queries, head_size) -> (batch_size, num_queries, 24)
+    expected = heads.transpose(1, 2).reshape(batch_size, num_queries, 24) @ model.W_o.weight.T
+    assert (out - expected).abs().max() <= 1e-5
+
+
+@BOTH_PATHS
+def test_head_mask_is_indexed_by_query_head_when_heads_share_kv(fused):
+    model = gqa_model(4, 2, fused=fused)
+    queries, keys, values = random_inputs(width=24, seed=10)
+    head_mask = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 2.0, 0.5], [1.0, 1.0, 1.0, 1.0]])
+    out = model(queries, keys, values, torch.tensor([6, 1, 4]), head_mask=head_mask)
+    expected, _ = by_hand(model, queries, keys, values, torch.tensor([6, 1, 4]), head_mask)
+    assert (out - expected).abs().max() <= 1e-5
+
+
+@BOTH_PATHS
+@pytest.mark.parametrize("lazy", [False, True], ids=["sized", "lazy"])
+def test_num_kv_heads_equal_to_num_heads_is_the_default_bit_for_bit(fused, lazy):
+    sizes = {} if lazy else dict(query_size=24, key_size=24, value_size=24)
+    args = random_inputs(width=24, seed=11)
+    models = []
+    for num_kv_heads in (None, 4):
+        torch.manual_seed(12)
+        model = MultiHeadAttention(24, 4, fused=fused, bias=True, num_kv_heads=num_kv_heads,
+                                   **sizes).eval()
+        models.append((model, model(*args, torch.tensor([6, 2, 4]))))
+    (default, out_default), (explicit, out_explicit) = models
+    assert default.num_kv_heads == 4
+    assert list(default.state_dict()) == list(explicit.state_dict()) == [
+        "W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias",
+        "W_v.weight", "W_v.bias", "W_o.weight", "W_o.bias"]
+    assert all(torch.equal(a, b) for a, b in zip(default.state_dict().values(),
+                                                  explicit.state_dict().values(), strict=True))
+    assert torch.equal(out_default, out_explicit)
+
+
+def test_the_grouping_is_repeat_interleave_not_repeat():
+    """Folded rows: query head j of sequence i reads key/value head j // 3 of sequence i."""
+    model = gqa_model(6, 2)
+    keys = random_inputs(width=24, seed=13)[1]
+    # (batch_size * num_kv_heads, num_keys, head_size) -> (batch_size * num_heads, ...)
+    folded = model.transpose_qkv(model.W_k(keys), model.num_kv_heads)
+    repeated = model.repeat_kv(folded)
+    assert repeated.shape == (3 * 6, 6, 4)
+    for i in range(3):
+        for j in range(6):
+            assert torch.equal(repeated[i * 6 + j], folded[i * 2 + j // 3])
+
+
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("num_kv_heads", [1, 2, 4, 8])
+def test_parameter_count_follows_the_formula(num_kv_heads, bias):
+    d, h = 64, 8
+    kv_width = num_kv_heads * d // h
+    # W_q and W_o are d x d; W_k and W_v map d to num_kv_heads * head_size.
+    expected = 2 * d * d + 2 * d * kv_width + (2 * d + 2 * kv_width if bias else 0)
+    model = MultiHeadAttention(d, h, bias=bias, num_kv_heads=num_kv_heads,
+                               query_size=d, key_size=d, value_size=d)
+    assert sum(p.numel() for p in model.parameters()) == expected
+    if num_kv_heads == 1 and not bias:
+        assert expected == 2 * 64 * 64 + 2 * 64 * 8
+
+
+BAD_KV_HEADS = [
+    (dict(num_heads=4, num_kv_heads=3), ValueError, "num_kv_heads (3) must divide num_heads (4)"),
+    (dict(num_heads=4, num_kv_heads=8), ValueError, "num_kv_heads (8) must divide num_heads (4)"),
+    (dict(num_heads=4, num_kv_heads=0), ValueError, "num_kv_heads must be a positive int, got 0"),
+    (dict(num_heads=4, num_kv_heads=2.0), TypeError,
+     "num_kv_heads must be a positive int, got float"),
+]
+
+
+@pytest.mark.parametrize("kwargs, error, message", BAD_KV_HEADS, ids=[m for *_, m in BAD_KV_HEADS])
+def test_bad_num_kv_heads_is_named(kwargs, error, message):
+    with pytest.raises(error) as info:
+        MultiHeadAttention(16, **kwargs)
     assert message in str(info.value)
