@@ -1,4 +1,4 @@
-"""Toy tasks, least-squares readouts and the small trainer of the chapter.
+"""Toy tasks and least-squares readouts of the chapter.
 
 The *copy* task: ``k`` positions hold random value vectors
 ``v_1, ..., v_k`` (each of width ``value_size``, i.i.d. standard normal); the
@@ -21,20 +21,17 @@ Shapes used throughout:
 * readout ``W``: (h * value_size, k * value_size), predictions = features @ W
 
 The problems are small, so ``head_outputs``, ``fit_readout``,
-``relative_squared_error``, ``readout_errors`` and ``train_copy_both`` run on
-one torch thread (``one_thread``) and restore the caller's setting.
+``relative_squared_error`` and ``readout_errors`` run on one torch thread
+(``one_thread``, also usable around a notebook's own training loop) and
+restore the caller's setting.
 """
 
-import math
-from collections import namedtuple
 from contextlib import contextmanager
 from functools import wraps
 
 import numpy as np
 import torch
-from torch import nn
 
-from .attention import MultiHeadAttention
 from .shapes import check_positive_int, check_seed
 
 __all__ = [
@@ -46,8 +43,6 @@ __all__ = [
     "relative_squared_error",
     "readout_errors",
     "theory_error",
-    "TrainResult",
-    "train_copy_both",
 ]
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -233,99 +228,3 @@ def theory_error(weights):
     """The best expected relative squared error ``1 - rank(A) / k`` for weights A (h, k)."""
     A = _as_weights(weights)
     return 1.0 - int(torch.linalg.matrix_rank(A)) / A.shape[1]
-
-
-#: What ``train_copy_both`` returns. ``losses``: the training MSE of every
-#: step (a list of floats); ``test_error``: the relative squared error on the
-#: held-out samples; ``weights``: the trained model's attention weights for
-#: the fixed query, shape (num_heads, 2) (for the first held-out sample when
-#: the keys carry values).
-TrainResult = namedtuple("TrainResult", ["model", "losses", "test_error", "weights"])
-
-
-def _copy_both_batch(batch_size, value_size, num_hiddens, generator):
-    """values input (batch, 2, num_hiddens) = [v_i; 0] and targets (batch, 2 * value_size)."""
-    v = torch.randn(batch_size, 2, value_size, generator=generator)
-    padded = torch.zeros(batch_size, 2, num_hiddens)
-    padded[:, :, :value_size] = v
-    return padded, copy_targets(v)
-
-
-def train_copy_both(num_heads, *, num_hiddens=16, value_size=8, num_steps=1000,
-                    batch_size=256, lr=3e-3, num_test=16384, seed=0,
-                    keys_carry_values=False, callback=None):
-    """Train ``MultiHeadAttention(num_hiddens, num_heads, dropout=0)`` on copy-both.
-
-    Cross-attention with one query: the queries input is one fixed random
-    token (1, 1, num_hiddens); the keys input is two fixed random position
-    markers (2, num_hiddens) (plus the values input when
-    ``keys_carry_values``); the values input is ``[v_i; 0]`` of width
-    ``num_hiddens`` with ``v_i`` of width ``value_size``; the target is
-    ``[v_1; v_2]``, so ``num_hiddens`` must equal ``2 * value_size``. MSE loss,
-    Adam with learning rate ``lr``, ``num_steps`` batches of ``batch_size``
-    fresh samples. ``callback(step, loss)`` is called after every step (e.g.
-    to advance a progress bar). Everything is seeded by ``seed``; the global
-    random state is left untouched. Returns a ``TrainResult``.
-    """
-    check_positive_int("num_heads", num_heads)
-    check_positive_int("num_hiddens", num_hiddens)
-    check_positive_int("value_size", value_size)
-    check_positive_int("num_steps", num_steps)
-    check_positive_int("batch_size", batch_size)
-    check_positive_int("num_test", num_test)
-    if num_hiddens != 2 * value_size:
-        raise ValueError(
-            f"num_hiddens must equal 2 * value_size (the target [v1; v2]), got "
-            f"num_hiddens={num_hiddens} and value_size={value_size}"
-        )
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)):
-        raise TypeError(f"lr must be a number, got {type(lr).__name__}")
-    if not 0 < lr < math.inf:
-        raise ValueError(f"lr must be a positive number, got {lr!r}")
-    if not isinstance(keys_carry_values, bool):
-        raise TypeError(
-            f"keys_carry_values must be a bool, got {type(keys_carry_values).__name__}"
-        )
-    check_seed(seed)
-    if callback is not None and not callable(callback):
-        raise TypeError(f"callback must be callable or None, got {type(callback).__name__}")
-    with one_thread():
-        return _train(num_heads, num_hiddens, value_size, num_steps, batch_size, lr, num_test,
-                      seed, keys_carry_values, callback)
-
-
-def _train(num_heads, num_hiddens, value_size, num_steps, batch_size, lr, num_test, seed,
-           keys_carry_values, callback):
-    generator = torch.Generator().manual_seed(seed)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = MultiHeadAttention(num_hiddens, num_heads, dropout=0.0, query_size=num_hiddens,
-                                   key_size=num_hiddens, value_size=num_hiddens)
-    query = torch.randn(1, 1, num_hiddens, generator=generator)
-    markers = torch.randn(1, 2, num_hiddens, generator=generator)
-
-    def forward(values):
-        n = values.shape[0]
-        keys = markers.expand(n, -1, -1)
-        if keys_carry_values:
-            keys = keys + values
-        # (n, 1, num_hiddens) -> (n, num_hiddens)
-        return model(query.expand(n, -1, -1), keys, values).reshape(n, -1)
-
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    loss_fn = nn.MSELoss()
-    losses = []
-    for step in range(num_steps):
-        values, targets = _copy_both_batch(batch_size, value_size, num_hiddens, generator)
-        loss = loss_fn(forward(values), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-        losses.append(loss.item())
-        if callback is not None:
-            callback(step, losses[-1])
-    with torch.no_grad():
-        values, targets = _copy_both_batch(num_test, value_size, num_hiddens, generator)
-        test_error = relative_squared_error(forward(values), targets)
-        weights = model.attention_weights[0, :, 0, :].clone()
-    return TrainResult(model, losses, test_error, weights)
