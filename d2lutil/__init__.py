@@ -3,7 +3,7 @@
 Modules, one per concern:
 
 * ``d2lutil.attention``: ``masked_softmax``, ``DotProductAttention``,
-  ``MultiHeadAttention`` (the chapter's attention core);
+  ``MultiHeadAttention``, ``KVCache`` (the chapter's attention core);
 * ``d2lutil.shapes``: ``check_shape`` and argument validation;
 * ``d2lutil.plotting``: the chapter's figure style and heatmap grids;
 * ``d2lutil.tasks``: the copy task, least-squares readouts and the small trainer
@@ -20,12 +20,13 @@ The last four are imported on demand: ``from d2lutil import tasks``.
 torchvision, so importing it costs little more than importing torch.
 """
 
-from .attention import DotProductAttention, MultiHeadAttention, masked_softmax
+from .attention import DotProductAttention, KVCache, MultiHeadAttention, masked_softmax
 from .plotting import plot_lines, show_heatmaps, use_chapter_style
 from .shapes import check_shape
 
 __all__ = [
     "DotProductAttention",
+    "KVCache",
     "MultiHeadAttention",
     "check_shape",
     "masked_softmax",

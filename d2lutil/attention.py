@@ -1,4 +1,4 @@
-"""Masked softmax, scaled dot-product attention and multi-head attention.
+"""Masked softmax, scaled dot-product attention, multi-head attention and its KV cache.
 
 The classes follow *Dive into Deep Learning* (names, projections ``W_q``,
 ``W_k``, ``W_v``, ``W_o``, the heads folded into the batch axis), so they can
@@ -10,9 +10,16 @@ replace the book's own in its Transformer chapter, with these differences:
 * bad arguments raise ``TypeError`` or ``ValueError`` naming the argument;
 * ``MultiHeadAttention(..., fused=True)`` runs
   ``torch.nn.functional.scaled_dot_product_attention`` and keeps no weights.
+
+and three additions the book does not have: ``forward(..., head_mask=...)``
+scales or removes single heads (ablation, head importance);
+``MultiHeadAttention(..., num_kv_heads=...)`` lets groups of query heads share
+key/value heads (grouped-query and multi-query attention); ``KVCache`` keeps
+the keys and values of earlier calls for step-by-step decoding.
 """
 
 import math
+import weakref
 
 import torch
 from torch import nn
@@ -20,7 +27,7 @@ from torch.nn import functional as F
 
 from .shapes import check_positive_int, check_qkv, check_valid_lens, require_3d
 
-__all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention"]
+__all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention", "KVCache"]
 
 
 def valid_key_mask(valid_lens, num_queries, num_keys, device=None):
@@ -84,6 +91,111 @@ class DotProductAttention(nn.Module):
         return torch.bmm(self.dropout(self.attention_weights), values)
 
 
+def _check_no_padding(valid_lens, num_keys):
+    """With a cache, the last query of every sequence must see every cached position.
+
+    A position that even the last query may not see is padding, and a cache that kept it
+    would hand it to every later query, which passes no ``valid_lens``.
+    """
+    last = valid_lens if valid_lens.dim() == 1 else valid_lens[:, -1:]
+    if last.numel() and bool((last != num_keys).any()):
+        raise ValueError(
+            f"with a cache, valid_lens must let the last query of every sequence see all "
+            f"{num_keys} cached positions, got {last.reshape(-1).tolist()}: a KVCache serves "
+            "sequences of equal length (no padding), since later calls attend to everything "
+            "cached"
+        )
+
+
+class KVCache:
+    """The keys and values one attention layer has seen so far, for step-by-step decoding.
+
+    Pass it to ``MultiHeadAttention.forward(..., cache=cache)``: the call's keys and
+    values are projected and appended here, and the call's queries attend over all the
+    cached positions. So a sequence fed token by token (each call's ``valid_lens`` None)
+    gives the same outputs as one causal pass, while each step projects only its own token.
+
+    ``keys`` and ``values`` have shape (batch_size, num_kv_heads, length, head_size), or
+    are None while nothing is cached. They are kept once per key/value head, not repeated
+    for every query head that shares them: that is the memory grouped-query
+    (``num_kv_heads < num_heads``) and multi-query (``num_kv_heads=1``) attention save.
+
+    With a cache, ``valid_lens`` counts positions in the whole cache (earlier calls and
+    this one), so a causal prefill of T tokens into an empty cache takes ``valid_lens``
+    1..T, of shape (batch_size, T), exactly as without a cache, and a one-token step needs
+    none. The sequences of a batch must have equal lengths: a cache never holds padding.
+    A ``valid_lens`` that hides any position from the last query of a sequence (padding,
+    or a ragged batch) raises ``ValueError`` before anything is appended.
+
+    One cache serves one attention layer and one batch; ``reset()`` empties it. Each call
+    copies the cache to append (``torch.cat``), which is cheap at this chapter's sizes.
+    Under autograd the cached tensors keep their graph: decode under ``torch.no_grad()``.
+    """
+
+    def __init__(self):
+        self.keys = None
+        self.values = None
+        self._owner = None
+
+    def __len__(self):
+        """The number of cached positions (0 while empty)."""
+        return 0 if self.keys is None else self.keys.shape[2]
+
+    def __repr__(self):
+        if self.keys is None:
+            return "KVCache(empty)"
+        return (f"KVCache(length={len(self)}, keys and values of shape "
+                f"{tuple(self.keys.shape)}, {self.keys.dtype})")
+
+    @property
+    def owner(self):
+        """The MultiHeadAttention whose keys and values are cached, or None."""
+        return None if self._owner is None else self._owner()
+
+    def reset(self):
+        """Forget every cached position (for a new batch of sequences)."""
+        self.keys = self.values = self._owner = None
+
+    def nbytes(self):
+        """Bytes held by the cached keys and values.
+
+        2 * batch_size * length * num_kv_heads * head_size * element size.
+        """
+        if self.keys is None:
+            return 0
+        return sum(X.numel() * X.element_size() for X in (self.keys, self.values))
+
+    def append(self, keys, values, owner=None):
+        """Append projected keys and values; return the whole cache as (keys, values).
+
+        keys, values: (batch_size, num_kv_heads, new_length, head_size), already
+        projected and split into heads. ``MultiHeadAttention.forward`` calls this (with
+        itself as ``owner``); call it yourself only to fill a cache by hand.
+        """
+        for name, X in (("keys", keys), ("values", values)):
+            if not isinstance(X, torch.Tensor) or X.dim() != 4:
+                raise ValueError(f"{name} must be a 4-D tensor (batch_size, num_kv_heads, "
+                                 f"length, head_size), got {getattr(X, 'shape', type(X))}")
+        if keys.shape != values.shape:
+            raise ValueError(f"keys and values must have the same shape, got "
+                             f"{tuple(keys.shape)} and {tuple(values.shape)}")
+        if self.keys is not None:
+            cached = (self.keys.shape[0], self.keys.shape[1], self.keys.shape[3],
+                      self.keys.dtype, self.keys.device)
+            new = (keys.shape[0], keys.shape[1], keys.shape[3], keys.dtype, keys.device)
+            if cached != new:
+                raise ValueError(
+                    "cache holds (batch_size, num_kv_heads, head_size, dtype, device) = "
+                    f"{cached}, cannot append {new}; use a new KVCache (or cache.reset())"
+                )
+            keys = torch.cat([self.keys, keys], dim=2)
+            values = torch.cat([self.values, values], dim=2)
+        if owner is not None and self._owner is None:
+            self._owner = weakref.ref(owner)
+        self.keys, self.values = keys, values
+        return keys, values
+
+
 def _projection(out_features, in_features, bias):
     if in_features is None:
         return nn.LazyLinear(out_features, bias=bias)
@@ -124,12 +236,13 @@ class MultiHeadAttention(nn.Module):
             attention), the grouping of
             ``F.scaled_dot_product_attention(..., enable_gqa=True)``.
 
-    ``forward(queries, keys, values, valid_lens=None, *, head_mask=None)`` takes
-    queries of shape (batch_size, num_queries, query_size), keys and values of
-    shape (batch_size, num_keys, key_size / value_size), and ``valid_lens`` of
+    ``forward(queries, keys, values, valid_lens=None, *, head_mask=None, cache=None)``
+    takes queries of shape (batch_size, num_queries, query_size), keys and values
+    of shape (batch_size, num_keys, key_size / value_size), and ``valid_lens`` of
     shape (batch_size,) or (batch_size, num_queries); it returns
     (batch_size, num_queries, num_hiddens). Unless fused, ``attention_weights``
-    then has shape (batch_size, num_heads, num_queries, num_keys).
+    then has shape (batch_size, num_heads, num_queries, num_keys), whatever
+    ``num_kv_heads``.
 
     ``head_mask``, a floating tensor of shape (num_heads,) or
     (batch_size, num_heads), multiplies each head's output (its mixture of the
@@ -138,6 +251,11 @@ class MultiHeadAttention(nn.Module):
     the gradient of a loss with respect to a mask of ones measures how much
     each head matters, in one backward pass. ``attention_weights`` are those
     computed before the mask: a masked head still reports where it looks.
+
+    ``cache``, a ``KVCache``, keeps the projected keys and values of earlier
+    calls: this call's are appended to it and the queries attend over all of
+    them, so num_keys and ``valid_lens`` count every cached position. See
+    ``KVCache`` for what it stores and why a batch must not be ragged.
     """
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, fused=False,
@@ -180,13 +298,14 @@ class MultiHeadAttention(nn.Module):
         """
         if num_heads is None:
             num_heads = self.num_heads
-        batch_size, length, _ = X.shape
+        batch_size, length, width = X.shape
+        head_size = width // num_heads
         # (batch_size, length, num_heads, head_size)
-        X = X.reshape(batch_size, length, num_heads, -1)
+        X = X.reshape(batch_size, length, num_heads, head_size)
         # (batch_size, num_heads, length, head_size)
         X = X.permute(0, 2, 1, 3)
         # (batch_size * num_heads, length, head_size)
-        return X.reshape(batch_size * num_heads, length, -1)
+        return X.reshape(batch_size * num_heads, length, head_size)
 
     def repeat_kv(self, X):
         """Give every query head the keys (or values) of its group.
@@ -199,12 +318,12 @@ class MultiHeadAttention(nn.Module):
         group_size = self.num_heads // self.num_kv_heads
         if group_size == 1:
             return X
-        _, length, head_size = X.shape
+        rows, length, head_size = X.shape
         # (batch_size, num_kv_heads, length, head_size)
-        X = X.reshape(-1, self.num_kv_heads, length, head_size)
+        X = X.reshape(rows // self.num_kv_heads, self.num_kv_heads, length, head_size)
         # (batch_size, num_heads, length, head_size), then folded
         X = torch.repeat_interleave(X, group_size, dim=1)
-        return X.reshape(-1, length, head_size)
+        return X.reshape(rows * group_size, length, head_size)
 
     def transpose_output(self, X):
         """Undo ``transpose_qkv``.
@@ -218,11 +337,17 @@ class MultiHeadAttention(nn.Module):
         X = X.permute(0, 2, 1, 3)
         return X.reshape(X.shape[0], length, -1)
 
-    def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None):
+    def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None, cache=None):
         check_qkv(queries, keys, values)
         batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
+        if cache is not None:
+            self._check_cache(cache, batch_size)
+            # The queries attend over the cached keys and the call's own.
+            num_keys += len(cache)
         if valid_lens is not None:
             check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
+            if cache is not None:
+                _check_no_padding(valid_lens, num_keys)
         if head_mask is not None:
             self._check_head_mask(head_mask, batch_size)
         for name, tensor, projection in (("queries", queries, self.W_q),
@@ -233,6 +358,15 @@ class MultiHeadAttention(nn.Module):
         # Each: (batch_size * num_kv_heads, num_keys, head_size)
         keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
         values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
+        if cache is not None:
+            # Each: (batch_size, num_kv_heads, new keys, head_size) is appended; the cache
+            # gives back (batch_size, num_kv_heads, num_keys, head_size), folded again as
+            # (batch_size * num_kv_heads, num_keys, head_size)
+            keys, values = cache.append(*(X.reshape(batch_size, self.num_kv_heads,
+                                                    *X.shape[1:]) for X in (keys, values)),
+                                        owner=self)
+            keys, values = (X.reshape(batch_size * self.num_kv_heads, *X.shape[2:])
+                            for X in (keys, values))
         # Each: (batch_size * num_heads, num_keys, head_size)
         keys, values = self.repeat_kv(keys), self.repeat_kv(values)
         if self.fused:
@@ -254,6 +388,23 @@ class MultiHeadAttention(nn.Module):
             output = output * scale.reshape(-1, 1, 1)
         # (batch_size, num_queries, num_hiddens)
         return self.W_o(self.transpose_output(output))
+
+    def _check_cache(self, cache, batch_size):
+        if not isinstance(cache, KVCache):
+            raise TypeError(f"cache must be a d2lutil.KVCache or None, got {type(cache).__name__}")
+        if cache.owner is not None and cache.owner is not self:
+            raise ValueError(
+                "cache holds the keys and values of another MultiHeadAttention; "
+                "use one KVCache per attention layer (or cache.reset() it first)"
+            )
+        if cache.keys is not None:
+            expected = (batch_size, self.num_kv_heads, self.head_size)
+            got = (cache.keys.shape[0], cache.keys.shape[1], cache.keys.shape[3])
+            if got != expected:
+                raise ValueError(
+                    f"cache holds (batch_size, num_kv_heads, head_size) = {got}, but this call "
+                    f"has {expected}; use a new KVCache (or cache.reset()) for another batch"
+                )
 
     def _check_head_mask(self, head_mask, batch_size):
         if not isinstance(head_mask, torch.Tensor):
