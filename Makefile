@@ -5,10 +5,11 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PIP_FLAGS ?= --no-cache-dir --disable-pip-version-check --quiet
-# Chapter notebooks in reading order; `make execute NB=notebooks/01_x.ipynb` runs one.
-NOTEBOOKS := $(sort $(wildcard notebooks/*.ipynb))
-SOLUTIONS := $(sort $(wildcard notebooks/solutions/*.ipynb))
-NB ?= $(NOTEBOOKS) $(SOLUTIONS)
+# The browser assets of the site, slides and browser test (package.json), from npm.
+NODE_STAMP := node_modules/.package-lock.json
+# `make execute NB=notebooks/01_x.ipynb` runs one notebook; without NB, every notebook
+# (tools/book.py finds them: nothing here lists them).
+NB ?=
 
 # The venv's own kernel, whatever kernels the user has installed elsewhere;
 # and Jupyter's platform-dirs migration notice kept quiet.
@@ -19,11 +20,11 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 .PHONY: help chapter test execute lab lint bench clean
 
 help:
-	@echo "make chapter   execute every notebook and render the chapter into build/"
+	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
 	@echo "make lab       JupyterLab on notebooks/"
-	@echo "make lint      ruff over d2lutil/, tests/, tools/, benchmarks/ and the notebooks"
+	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -33,10 +34,14 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps d2l==1.0.3
 	touch $@
 
-chapter: $(STAMP)
-	$(BIN)/python tools/chapter.py render --out build $(NOTEBOOKS)
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
-test: $(STAMP)
+chapter: $(STAMP) $(NODE_STAMP)
+	$(BIN)/python tools/chapter.py build --out build/site
+
+test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
 
 execute: $(STAMP)
@@ -46,7 +51,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks
 
 lint: $(STAMP)
-	$(BIN)/ruff check d2lutil tests tools benchmarks notebooks
+	$(BIN)/ruff check d2lutil tests tools site benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --out build/bench

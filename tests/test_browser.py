@@ -1,42 +1,40 @@
-"""The rendered chapter in a real browser: headless Chromium opens the index, one page and
-one slide deck (from file://, as in a lecture hall without a network) and checks that the
-figures and formulas render, the links resolve and nothing is fetched from the network.
+"""The chapter's site and slides in a real browser, offline.
 
-The chapter is rendered once per session into a tmp folder from the stored outputs of the
-chapter notebooks (tools/chapter.py render --no-execute); without chapter notebooks, from the
-small demo chapter of tools/demo_chapter.py, executed (also with CHAPTER_BROWSER_DEMO=1, to
-check the tools apart from the chapter). Screenshots are written next to the
-rendered files (their folder is printed; set CHAPTER_SCREENSHOTS=DIR to also copy them there).
+The site is built once per session into a tmp folder from the notebooks' stored outputs
+(``tools/chapter.py build --no-execute``: the same pages as `make chapter`, without running
+the notebooks again, which nbval does). Headless Chromium, driven by Playwright and started
+with the network unreachable, opens every page from ``file://`` (as in a lecture hall without
+a network) and checks what a reader relies on: the sidebar in chapter order with the
+solutions, the outline, search, typeset formulas, figures with alt text, previous/next links,
+the download and Colab buttons, links between pages, the local Colab badge, no Colab setup
+cell, a note instead of each widget, the slides, and axe-core's accessibility rules (WCAG
+2.1 AA; no violation of impact "serious" or "critical"). It fails if a page requests
+anything from outside the site.
 
-Without chromium this test is skipped locally; with the environment variable CI set, it fails.
+Screenshots are written next to the built site (its folder is printed; set
+CHAPTER_SCREENSHOTS=DIR to also copy them there). Without Chromium (Debian: apt-get install
+chromium) the test is skipped locally; with the environment variable CI set, it fails.
 """
 
-import base64
-import json
+import contextlib
+import io
 import os
 import pathlib
+import re
 import shutil
-import subprocess
-import sys
-import tempfile
-import time
 import urllib.parse
-import urllib.request
 
-import nbformat
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import chapter  # noqa: E402
-import colab  # noqa: E402
-import demo_chapter  # noqa: E402
+import book
+import chapter
+import colab
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run",
-         "--disable-default-apps", "--hide-scrollbars", "--window-size=1280,900",
-         "--remote-debugging-port=0"]
-WAIT = 30  # seconds for a page to load and typeset
+ROOT = book.ROOT
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WAIT_MS = 30_000  # for a page to load and typeset
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 
 
 def find_chromium():
@@ -47,213 +45,237 @@ def find_chromium():
     return None
 
 
+def skip_or_fail(message):
+    if os.environ.get("CI"):
+        pytest.fail(message + ", and CI is set, so the browser test must run here")
+    pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
-def chromium_path():
+def site(tmp_path_factory):
+    """(built site folder, chapter relpaths, solutions relpaths), built once."""
+    out = tmp_path_factory.mktemp("chapter") / "site"
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        status = chapter.cmd_build(out, execute_notebooks=False)
+    assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
+    print(f"\nbuilt site and screenshots in {out}")
+    return (out, [book.relpath_of(p) for p in book.chapter_notebooks()],
+            [book.relpath_of(p) for p in book.solution_notebooks()])
+
+
+@pytest.fixture(scope="session")
+def browser():
     path = find_chromium()
     if path is None:
-        message = ("chromium is not installed (Debian: apt-get install chromium); "
-                   "the browser test of the rendered chapter needs it")
-        if os.environ.get("CI"):
-            pytest.fail(message + " and CI is set, so it must run here")
-        pytest.skip(message)
-    return path
+        skip_or_fail("chromium is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("playwright is not installed (pip install -r requirements.txt)")
+    with sync_playwright() as p:
+        # --host-resolver-rules: no host name resolves, so nothing outside the site can load.
+        b = p.chromium.launch(executable_path=path, args=[
+            "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND"])
+        yield b
+        b.close()
 
 
-class Browser:
-    """Headless Chromium driven over the DevTools protocol (one tab)."""
+class Tab:
+    """One offline page that records every request it makes."""
 
-    def __init__(self, executable, profile):
-        import websocket  # websocket-client, installed with jupyter
+    def __init__(self, browser):
+        self.context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.requests = []
+        self.errors = []
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
 
-        self.process = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        port_file = pathlib.Path(profile) / "DevToolsActivePort"
-        deadline = time.monotonic() + WAIT
-        while not port_file.exists() or not port_file.read_text().strip():
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                self.close()
-                raise RuntimeError(f"chromium did not start (exit code {self.process.poll()})")
-            time.sleep(0.1)
-        port = port_file.read_text().split()[0]
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
-            pages = [t for t in json.load(r) if t["type"] == "page"]
-        self.ws = websocket.create_connection(pages[0]["webSocketDebuggerUrl"],
-                                              timeout=WAIT, suppress_origin=True)
-        self.next_id = 0
-        self.requests = []  # every URL the tab requested
-        self.console_errors = []
-        self.call("Network.enable")
-        self.call("Runtime.enable")
-        self.call("Page.enable")
-
-    def call(self, method, **params):
-        self.next_id += 1
-        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
-        while True:
-            message = json.loads(self.ws.recv())
-            if message.get("id") == self.next_id:
-                if "error" in message:
-                    raise RuntimeError(f"{method}: {message['error']}")
-                return message["result"]
-            if message.get("method") == "Network.requestWillBeSent":
-                self.requests.append(message["params"]["request"]["url"])
-            if message.get("method") == "Runtime.exceptionThrown":
-                self.console_errors.append(message["params"]["exceptionDetails"])
-
-    def evaluate(self, expression):
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
-        if "exceptionDetails" in result:
-            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    def open(self, path, ready):
-        """Load ``path`` and wait until the JS expression ``ready`` is true."""
+    def open(self, path, ready="true"):
+        """Load ``path`` (a file, maybe with ?query) and wait until the JS ``ready`` holds."""
         self.requests.clear()
-        self.console_errors.clear()
-        self.call("Page.navigate", url=path.as_uri())
-        deadline = time.monotonic() + WAIT
-        while not self.evaluate(f"document.readyState === 'complete' && !!({ready})"):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{path.name}: not ready after {WAIT} s: {ready}")
-            time.sleep(0.2)
-        time.sleep(0.5)  # let the last layout settle before measuring
+        url = path if isinstance(path, str) else path.as_uri()
+        self.page.goto(url)
+        self.page.wait_for_function(f"document.readyState === 'complete' && !!({ready})",
+                                    timeout=WAIT_MS)
+        return self.page
 
-    def screenshot(self, path):
-        data = self.call("Page.captureScreenshot", format="png")["data"]
-        path.write_bytes(base64.b64decode(data))
-        return path
+    def remote(self):
+        return [u for u in self.requests if not u.startswith(LOCAL_SCHEMES)]
 
     def close(self):
-        if getattr(self, "ws", None) is not None:
-            self.ws.close()
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+        self.context.close()
 
 
-def render_chapter(out):
-    """Render the chapter (or the demo chapter) into ``out``; return the chapter notebooks."""
-    notebooks = colab.chapter_notebooks(ROOT)
-    if notebooks and not os.environ.get("CHAPTER_BROWSER_DEMO"):
-        status = chapter.cmd_render(notebooks, out, execute_notebooks=False)
-        return status, notebooks
-    demo = out.parent / "demo"
-    paths = demo_chapter.write_demo(demo)
-    colab.cmd_stamp([], root=demo)
-    for path in paths:
-        chapter.cmd_execute([path])
-    notebooks = colab.chapter_notebooks(demo)
-    return chapter.cmd_render(notebooks, out, root=demo), notebooks
+@pytest.fixture
+def tab(browser):
+    t = Tab(browser)
+    yield t
+    assert t.remote() == [], f"requests outside the site: {t.remote()}"
+    assert t.errors == [], f"JavaScript errors: {t.errors}"
+    t.close()
 
 
-@pytest.fixture(scope="session")
-def site(chromium_path, tmp_path_factory):
-    base = tmp_path_factory.mktemp("rendered")
-    out = base / "build"
-    status, notebooks = render_chapter(out)
-    assert status == 0, "tools/chapter.py render failed"
-    if not (out / "assets" / "mathjax").is_dir():
-        message = "npm is missing, so the rendered pages load reveal.js and MathJax from CDNs"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
-    print(f"\nrendered chapter and screenshots in {out}")
-    return out, notebooks
-
-
-@pytest.fixture(scope="session")
-def browser(chromium_path, tmp_path_factory):
-    b = Browser(chromium_path, tempfile.mkdtemp(prefix="chromium-profile-"))
-    yield b
-    b.close()
-
-
-def keep_screenshot(path):
+def screenshot(page, path):
+    page.screenshot(path=path)
     target = os.environ.get("CHAPTER_SCREENSHOTS")
     if target:
         pathlib.Path(target).mkdir(parents=True, exist_ok=True)
         shutil.copy(path, pathlib.Path(target) / path.name)
 
 
-PAGE_STATE = """JSON.stringify({
-  images: Array.from(document.images).map(i => ({src: i.getAttribute('src').slice(0, 80),
-      complete: i.complete, width: i.naturalWidth, height: i.naturalHeight})),
-  formulas: document.querySelectorAll('.MathJax_CHTML, mjx-container').length,
-  mathErrors: document.querySelectorAll('.MathJax_Error, merror, .mjx-merror').length,
-  rawDollars: Array.from(document.querySelectorAll('.jp-MarkdownOutput'))
-      .filter(e => /\\$[^$\\s][^$]*\\$/.test(e.innerText)).length,
-  links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+def html_of(rel):
+    return rel[: -len(".ipynb")] + ".html"
+
+
+def pages(site):
+    out, chapter_rels, solution_rels = site
+    return [out / "index.html"] + [out / html_of(rel) for rel in chapter_rels + solution_rels]
+
+
+def local_target(url):
+    """The file a file:// link points at (without its #anchor), or None for other links."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme != "file":
+        return None
+    return pathlib.Path(urllib.parse.unquote(parsed.path))
+
+
+# Formulas typeset (a page without any loads no MathJax).
+MATH_DONE = ("document.querySelectorAll('.math').length === "
+             "document.querySelectorAll('.math mjx-container').length")
+
+PAGE_STATE = """() => ({
+  sidebar: Array.from(document.querySelectorAll('.bd-docs-nav a.reference'))
+      .map(a => [a.closest('ul').previousElementSibling?.innerText || '', a.innerText.trim(),
+                 a.href]),
+  outline: Array.from(document.querySelectorAll('#pst-page-toc-nav a'))
+      .map(a => a.innerText.trim()),
+  math: document.querySelectorAll('.math').length,
+  typeset: document.querySelectorAll('.math mjx-container').length,
+  mathErrors: document.querySelectorAll('mjx-merror').length,
+  rawMath: Array.from(document.querySelectorAll('article p, article li'))
+      .filter(e => /\\$[^$\\s][^$]*\\$|\\\\\\(|\\\\\\[/.test(e.innerText)).map(e => e.innerText),
+  images: Array.from(document.querySelectorAll('article img')).map(i => ({
+      src: i.getAttribute('src'), alt: i.getAttribute('alt') || '',
+      loaded: i.complete && i.naturalWidth > 0})),
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => [a.innerText.trim(), a.href]),
+  prev: document.querySelector('.prev-next-area a.left-prev')?.href || '',
+  next: document.querySelector('.prev-next-area a.right-next')?.href || '',
+  download: Array.from(document.querySelectorAll('a.btn-download-source-button'))
+      .map(a => a.href),
+  text: document.querySelector('article').innerText,
+  widgetNotes: document.querySelectorAll('.widget-note').length,
 })"""
 
 
-def local_requests(browser):
-    return [u for u in browser.requests if not u.startswith(("file:", "data:", "about:"))]
+def state_of(tab, path):
+    return tab.open(path, MATH_DONE).evaluate(PAGE_STATE)
 
 
-def check_links(links, where):
-    """Every file:// link of the page exists; returns the list of local targets."""
-    targets = []
-    for url in links:
-        parsed = urllib.parse.urlparse(url)
-        if parsed.scheme != "file":
-            continue
-        target = pathlib.Path(urllib.parse.unquote(parsed.path))
-        assert target.exists(), f"{where}: link to missing file {target}"
-        targets.append(target)
-    return targets
+def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
+    out, chapter_rels, solution_rels = site
+    state = state_of(tab, out / "index.html")
+    screenshot(tab.page, out.parent / "screenshot-index.png")
+    sidebar = [(group, local_target(href)) for group, _, href in state["sidebar"]]
+    chapter_pages = [t for g, t in sidebar if g == "Chapter"]
+    solution_pages = [t for g, t in sidebar if g == "Solutions"]
+    assert chapter_pages == [out / html_of(rel) for rel in chapter_rels], state["sidebar"]
+    assert solution_pages == [out / html_of(rel) for rel in solution_rels], state["sidebar"]
+    decks = [local_target(href) for _, href in state["links"] if "/slides/" in href]
+    assert decks == [out / "slides" / pathlib.Path(html_of(rel)).name for rel in chapter_rels]
+    assert all(d.is_file() for d in decks)
 
 
-def pick_page(out, notebooks):
-    """The first chapter page whose notebook has a formula and a figure (else the first)."""
-    for path in notebooks:
-        nb = nbformat.read(path, as_version=4)
-        formula = any("$" in c.source for c in nb.cells if c.cell_type == "markdown")
-        figure = any("image/png" in o.get("data", {}) for c in nb.cells
-                     if c.cell_type == "code" for o in c.outputs)
-        if formula and figure:
-            return out / f"{path.stem}.html"
-    return out / f"{notebooks[0].stem}.html"
+@pytest.mark.parametrize("kind", ["chapter", "solutions"])
+def test_every_page(site, tab, kind):
+    """Each page of the kind: outline, formulas, figures, links, buttons, no setup cell."""
+    out, chapter_rels, solution_rels = site
+    pub = colab.load_publication(ROOT / "pyproject.toml")
+    rels = chapter_rels if kind == "chapter" else solution_rels
+    order = [out / "index.html"] + [out / html_of(r) for r in chapter_rels + solution_rels]
+    for rel in rels:
+        page = out / html_of(rel)
+        state = state_of(tab, page)
+        where = html_of(rel)
+        if rel == chapter_rels[0] or (kind == "solutions" and rel == rels[0]):
+            screenshot(tab.page, out.parent / f"screenshot-{pathlib.Path(where).stem}.png")
+        # The outline of the page: its sections, down to Recap, Exercises and References.
+        if kind == "chapter":
+            assert state["outline"][-3:] == ["Recap", "Exercises", "References"], where
+        # Formulas: every one typeset, none left as raw TeX.
+        assert state["typeset"] == state["math"], f"{where}: untypeset formulas"
+        assert state["mathErrors"] == 0 and state["rawMath"] == [], (where, state["rawMath"])
+        # Figures load and say what they show; the Colab badge is a local image.
+        for image in state["images"]:
+            assert image["loaded"], f"{where}: image {image['src']} did not load"
+            assert image["alt"] and not image["alt"].endswith((".png", ".svg")), \
+                f"{where}: image {image['src']} without alt text (cell metadata mystnb.image.alt)"
+        badges = [i for i in state["images"] if i["alt"] == book.BADGE_ALT]
+        assert len(badges) == 1 and not badges[0]["src"].startswith("http"), where
+        # Every link to a file resolves; the navigation cell links the site's pages.
+        for text, href in state["links"]:
+            target = local_target(href)
+            assert target is None or target.exists(), f"{where}: link {text!r} to {href}"
+        colab_links = [h for _, h in state["links"] if h.startswith(book.COLAB_PREFIX)]
+        assert set(colab_links) == {pub.colab_url(rel)}, \
+            f"{where}: Colab links other than the launch button and badge: {colab_links}"
+        i = order.index(page)
+        assert local_target(state["prev"]) == order[i - 1], where
+        if i + 1 < len(order):
+            assert local_target(state["next"]) == order[i + 1], where
+        assert [local_target(h) for h in state["download"]] == [out / "_sources" / rel], where
+        assert (out / "_sources" / rel).is_file()
+        # What only makes sense in a live notebook: no setup cell, a note for each widget.
+        assert "google.colab" not in state["text"], f"{where}: the Colab setup cell shows"
+        assert "interactive(children=" not in state["text"], f"{where}: a raw widget"
+        widgets = sum(book.WIDGET_MIME in o.get("data", {}) for c in book.read(ROOT / rel).cells
+                      for o in c.get("outputs", []))
+        assert state["widgetNotes"] == widgets, where
+        if kind == "chapter":
+            deck = out / "slides" / pathlib.Path(where).name
+            assert any(local_target(h) == deck for _, h in state["links"]), \
+                f"{where}: no link to its slides"
 
 
-def test_index_links_resolve(site, browser):
-    out, notebooks = site
-    browser.open(out / "index.html", "document.querySelectorAll('a').length > 0")
-    state = json.loads(browser.evaluate(PAGE_STATE))
-    keep_screenshot(browser.screenshot(out / "screenshot-index.png"))
-    targets = check_links(state["links"], "index.html")
-    names = {t.name for t in targets}
-    for nb in notebooks:
-        assert f"{nb.stem}.html" in names, f"index.html does not link the page of {nb.name}"
-        assert f"{nb.stem}.slides.html" in names, \
-            f"index.html does not link the slides of {nb.name}"
-    assert local_requests(browser) == [], f"index.html fetched: {local_requests(browser)}"
+def test_pages_link_each_other_not_colab(site, tab):
+    """The navigation cell's Previous/Next: the site's pages (Colab's only on Colab)."""
+    out, chapter_rels, _ = site
+    state = state_of(tab, out / html_of(chapter_rels[0]))
+    nav = [(t, local_target(h)) for t, h in state["links"] if t == book.title_of(
+        book.read(ROOT / chapter_rels[1]))]
+    assert (nav[-1][1] if nav else None) == out / html_of(chapter_rels[1]), nav
 
 
-def test_page_renders_figures_formulas_and_links(site, browser):
-    out, notebooks = site
-    page = pick_page(out, notebooks)
-    browser.open(page, "window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0 && "
-                       "document.querySelectorAll('.MathJax_CHTML').length > 0")
-    state = json.loads(browser.evaluate(PAGE_STATE))
-    keep_screenshot(browser.screenshot(out / f"screenshot-{page.stem}.png"))
-    figures = [i for i in state["images"] if i["src"].startswith("data:image/png")]
-    assert figures, f"{page.name}: no figure (PNG img) on the page"
-    broken = [i for i in state["images"] if not (i["complete"] and i["width"] and i["height"])]
-    assert not broken, f"{page.name}: images that did not load: {broken}"
-    assert state["formulas"] > 0, f"{page.name}: no formula typeset by MathJax"
-    assert state["mathErrors"] == 0, f"{page.name}: {state['mathErrors']} MathJax errors"
-    assert state["rawDollars"] == 0, f"{page.name}: Markdown with untypeset $...$ formulas"
-    check_links(state["links"], page.name)
-    assert any(link.endswith("index.html") for link in state["links"]), \
-        f"{page.name}: no link back to the index (its navigation cell is missing: " \
-        "python tools/colab.py stamp)"
-    assert local_requests(browser) == [], f"{page.name} fetched: {local_requests(browser)}"
+def test_search_works_from_file_urls(site, tab):
+    out, chapter_rels, _ = site
+    page = tab.open(str((out / "search.html").as_uri()) + "?q=softmax",
+                    "document.querySelectorAll('#search-results li').length > 0")
+    screenshot(page, out.parent / "screenshot-search.png")
+    found = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.href)")
+    assert any(local_target(h) in {out / html_of(r) for r in chapter_rels} for h in found), found
 
 
-SLIDE_WITH_FORMULA = """(() => {
+def test_accessibility(site, tab):
+    """axe-core (from node_modules, injected into each page) finds nothing serious."""
+    if not AXE.is_file():
+        skip_or_fail("node_modules/axe-core is missing: run `npm ci`")
+    out = site[0]
+    problems = []
+    for path in [*pages(site), out / "search.html"]:
+        page = tab.open(path, MATH_DONE if "search" not in path.name else "true")
+        page.add_script_tag(path=str(AXE))
+        result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})",
+                               AXE_TAGS)
+        for v in result["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                targets = [n["target"] for n in v["nodes"][:3]]
+                problems.append(f"{path.relative_to(out)}: {v['id']} ({v['impact']}): "
+                                f"{v['help']}; {len(v['nodes'])} element(s), e.g. {targets}")
+    assert not problems, "\n".join(problems)
+
+
+SLIDE_WITH_FORMULA = """() => {
   const tops = Array.from(document.querySelectorAll('.reveal .slides > section'));
   for (let h = 0; h < tops.length; h++) {
     const inner = tops[h].querySelectorAll(':scope > section');
@@ -263,33 +285,46 @@ SLIDE_WITH_FORMULA = """(() => {
     }
   }
   return '';
-})()"""
+}"""
 
 
-def test_slides_render_figures_and_formulas(site, browser):
-    out, notebooks = site
-    deck = pick_page(out, notebooks).with_suffix("").with_suffix(".slides.html")
-    ready = ("document.querySelector('.reveal.ready') && window.MathJax && MathJax.Hub && "
-             "MathJax.Hub.queue.pending === 0")
-    browser.open(deck, ready)
-    state = json.loads(browser.evaluate(PAGE_STATE))
-    keep_screenshot(browser.screenshot(out / f"screenshot-{deck.stem}-title.png"))
-    slides = browser.evaluate("document.querySelectorAll('.reveal .slides section').length")
-    assert slides > 1, f"{deck.name}: reveal.js made {slides} slides"
-    assert state["formulas"] > 0, f"{deck.name}: no formula typeset by MathJax"
-    assert state["mathErrors"] == 0, f"{deck.name}: {state['mathErrors']} MathJax errors"
-    assert any(i["src"].startswith("data:image/png") for i in state["images"]), \
-        f"{deck.name}: no figure in the deck"
-    broken = [i for i in state["images"] if not (i["complete"] and i["width"] and i["height"])]
-    assert not broken, f"{deck.name}: images that did not load: {broken}"
-    check_links(state["links"], deck.name)
-    hash_ = browser.evaluate(SLIDE_WITH_FORMULA)
-    assert hash_, f"{deck.name}: no slide holds a typeset formula"
-    browser.evaluate(f"location.hash = '{hash_}'")
-    time.sleep(1.5)  # the slide transition
-    visible = browser.evaluate(
-        "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
-        ".filter(e => e.getBoundingClientRect().width > 0).length")
-    keep_screenshot(browser.screenshot(out / f"screenshot-{deck.stem}-formula.png"))
-    assert visible > 0, f"{deck.name}: the formula slide {hash_} shows no formula"
-    assert local_requests(browser) == [], f"{deck.name} fetched: {local_requests(browser)}"
+def test_slides_show_figures_and_formulas(site, tab):
+    out, chapter_rels, _ = site
+    for rel in chapter_rels:
+        deck = out / "slides" / pathlib.Path(html_of(rel)).name
+        page = tab.open(deck, "document.querySelector('.reveal.ready') && window.MathJax && "
+                              "MathJax.Hub && MathJax.Hub.queue.pending === 0")
+        name = deck.name
+        assert page.evaluate("document.querySelectorAll('.reveal .slides section').length") > 1
+        images = page.eval_on_selector_all(
+            "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
+                   "i.naturalWidth > 0])")
+        assert all(ok for _, ok in images), f"{name}: images that did not load: {images}"
+        assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
+        links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+        for href in links:
+            target = local_target(href)
+            assert target is None or target.exists(), f"{name}: link to missing {href}"
+        assert out / "index.html" in {local_target(h) for h in links}, f"{name}: no site link"
+        slide = page.evaluate(SLIDE_WITH_FORMULA)
+        if rel != chapter_rels[0] or not slide:
+            continue
+        screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
+        page.evaluate(f"location.hash = '{slide}'")
+        page.wait_for_timeout(1500)  # the slide transition
+        visible = page.evaluate(
+            "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
+            ".filter(e => e.getBoundingClientRect().width > 0).length")
+        screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-formula.png")
+        assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
+
+
+def test_offline_check_catches_a_remote_request(site, tab):
+    """The request log sees a page that loads something remote (the check can fail)."""
+    page = site[0].parent / "remote.html"
+    page.write_text('<img src="https://example.org/x.png"><script>fetch("//cdn.example.org/y.js")'
+                    '.catch(() => 0)</script>')
+    tab.open(page)
+    tab.page.wait_for_timeout(300)
+    assert re.search(r"example\.org/x\.png", " ".join(tab.remote()))
+    tab.requests.clear()

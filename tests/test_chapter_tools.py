@@ -1,57 +1,39 @@
-"""The tools behind `make chapter` and the hygiene test, on the demo chapter in a tmp folder.
+"""The tools behind `make execute`, `make chapter` and the hygiene test, on the demo chapter.
 
-Every hygiene check of tools/hygiene.py passes on the executed demo chapter and fails, with
-a message naming the notebook and cell, on a deliberately broken copy. The renderer writes
-pages, decks, solutions pages and an index whose links point at the rendered files and which
-load nothing from the network; its offline check catches a page that would.
+Every hygiene check of tests/hygiene.py passes on the executed demo chapter
+(tests/demo_chapter.py, executed once per session by tests/conftest.py) and fails, with a
+message naming the notebook and cell, on a deliberately broken copy. `make execute` stores
+reproducible outputs. The copies the site and slides are built from (tools/chapter.py) link
+each other instead of Colab, show the local badge, hide the Colab setup cell and replace
+widgets with a note; tests/test_browser.py checks the built site itself.
 """
 
-import contextlib
 import copy
-import io
-import pathlib
-import sys
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_output
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import chapter  # noqa: E402
-import colab  # noqa: E402
-import demo_chapter  # noqa: E402
-import hygiene  # noqa: E402
+import book
+import chapter
+import colab
+import hygiene
 
 NAME = "notebooks/01_scaling.ipynb"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory):
-    """The demo chapter, stamped and executed once (a few seconds)."""
-    root = tmp_path_factory.mktemp("demo")
-    paths = demo_chapter.write_demo(root)
-    with contextlib.redirect_stdout(io.StringIO()):
-        colab.cmd_stamp([], root=root)
-        chapter.cmd_execute(paths)
-    return root
+PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
 
 
 @pytest.fixture
-def nb(demo):
+def nb(executed_demo_template):
     """A fresh copy of the executed first demo notebook."""
-    return nbformat.read(demo / NAME, as_version=4)
-
-
-def code_cells(nb):
-    return [c for c in nb.cells if c.cell_type == "code"]
+    return book.read(executed_demo_template / NAME)
 
 
 @pytest.mark.parametrize("path", ["notebooks/01_scaling.ipynb", "notebooks/02_heads.ipynb",
                                   "notebooks/solutions/01_solutions.ipynb"])
-def test_demo_chapter_is_clean(demo, path):
-    size = (demo / path).stat().st_size
-    problems = hygiene.check_all(nbformat.read(demo / path, as_version=4), path, size,
+def test_demo_chapter_is_clean(executed_demo_template, path):
+    size = (executed_demo_template / path).stat().st_size
+    problems = hygiene.check_all(book.read(executed_demo_template / path), path, size,
                                  chapter="solutions" not in path)
     assert problems == []
 
@@ -62,6 +44,10 @@ def only(problems, *fragments):
     for fragment in fragments:
         assert fragment in problems[0], problems[0]
     return problems[0]
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
 
 
 # --- validity and execution --------------------------------------------------------------
@@ -269,117 +255,91 @@ def test_prose_number_printed_by_a_stale_output_only_counts_outputs(nb):
     only(hygiene.check_prose_numbers(nb, NAME), "0.777")
 
 
-# --- rendering -----------------------------------------------------------------------------
+# --- reproducible outputs (make execute) ----------------------------------------------------
 
-@pytest.fixture(scope="module")
-def site(demo, tmp_path_factory):
-    out = tmp_path_factory.mktemp("site")
-    chapters = colab.chapter_notebooks(demo)
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        status = chapter.main(["render", "--no-execute", "--root", str(demo), "--out", str(out),
-                               *map(str, chapters)])
-    assert status == 0, printed.getvalue()
-    return out
-
-
-def test_render_writes_pages_decks_solutions_and_index(site):
-    for name in ["index.html", "01_scaling.html", "01_scaling.slides.html", "02_heads.html",
-                 "02_heads.slides.html", "solutions/01_solutions.html",
-                 "assets/mathjax/MathJax.js", "assets/reveal.js/dist/reveal.js",
-                 "assets/colab-badge.svg"]:
-        assert (site / name).is_file(), name
-    assert not (site / "solutions" / "01_solutions.slides.html").exists()
-    index = (site / "index.html").read_text()
-    order = [index.index(f'href="{name}"') for name in
-             ["01_scaling.html", "01_scaling.slides.html", "solutions/01_solutions.html",
-              "02_heads.html", "02_heads.slides.html"]]
-    assert order == sorted(order)
+def test_execute_merges_streams_and_drops_widget_ids(executed_demo_template):
+    nb = book.read(executed_demo_template / "notebooks/02_heads.ipynb")
+    loop = next(c for c in nb.cells if "flush=True" in c.source)
+    assert [o.output_type for o in loop.outputs] == ["stream"]
+    assert loop.outputs[0].text == "0 1 2 \n"
+    widget = next(c for c in nb.cells if "IntSlider" in c.source)
+    view = widget.outputs[0].data[book.WIDGET_MIME]
+    assert "model_id" not in view and "widgets" not in nb.metadata
+    assert hygiene.check_reproducible(nb, NAME) == []
 
 
-def test_solutions_are_linked_not_inline(site):
-    solution = "<span class=\"n\">factor</span>"  # the solution's code, highlighted
-    assert solution in (site / "solutions" / "01_solutions.html").read_text()
-    for page in ["01_scaling.html", "01_scaling.slides.html", "index.html"]:
-        assert solution not in (site / page).read_text()
-    assert 'href="solutions/01_solutions.html"' in (site / "index.html").read_text()
+def test_unreproducible_outputs_fail(nb):
+    cell = code_cells(nb)[2]
+    cell.outputs = [new_output("stream", name="stdout", text="0 "),
+                    new_output("stream", name="stdout", text="1\n")]
+    only(hygiene.check_reproducible(nb, NAME), "cell ", "stdout split into several outputs")
+    cell.outputs = [new_output("display_data", data={
+        book.WIDGET_MIME: {"version_major": 2, "version_minor": 0, "model_id": "4f2a"},
+        "text/plain": "IntSlider(value=8)"})]
+    only(hygiene.check_reproducible(nb, NAME), "a widget output with a model id")
+    book.normalize_outputs(nb)
+    assert hygiene.check_reproducible(nb, NAME) == []
+    assert cell.outputs[0].data["text/plain"] == "IntSlider(value=8)"
 
 
-def test_navigation_links_point_at_rendered_files(site):
-    page = (site / "01_scaling.html").read_text()
-    deck = (site / "01_scaling.slides.html").read_text()
-    solutions = (site / "solutions" / "01_solutions.html").read_text()
-    assert '<a href="02_heads.html">Many heads</a>' in page
-    assert '<a href="02_heads.slides.html">Many heads</a>' in deck
-    assert '<a href="../01_scaling.html">Scaled dot products</a>' in solutions
-    assert 'href="../index.html"' in solutions
-    prev = (site / "02_heads.html").read_text()
-    assert '<a href="01_scaling.html">Scaled dot products</a>' in prev
-    # The badge still opens Colab, with a local image.
-    assert 'href="https://colab.research.google.com/github/example-owner/example-chapter/' \
-           'blob/teaching/notebooks/01_scaling.ipynb"' in page
-    assert 'src="./assets/colab-badge.svg"' in page
-    assert 'src="../assets/colab-badge.svg"' in solutions
+def test_figure_without_alt_text_fails(nb):
+    figure = next(c for c in nb.cells if book.has_figure(c))
+    del figure.metadata["mystnb"]
+    only(hygiene.check_figures_have_alt_text(nb, NAME), "a figure without alt text", "mystnb")
 
 
-def test_rendered_chapter_loads_nothing_remote(site):
-    assert chapter.check_offline(site) == {}
-    page = (site / "01_scaling.html").read_text()
-    assert 'src="assets/mathjax/MathJax.js?config=' in page
+# --- the copies the site and the slides are built from -----------------------------------------
+
+def demo_site_copies(root):
+    rels = [book.relpath_of(p, root) for p in book.all_notebooks(root)]
+    return {rel: chapter.for_site(book.read(root / rel), PUB, rel, "../slides/x.html")
+            for rel in rels}
 
 
-@pytest.mark.parametrize("snippet", [
-    '<script src="https://cdnjs.cloudflare.com/ajax/libs/mathjax/2.7.7/latest.js"></script>',
-    "<link rel='stylesheet' href='//unpkg.com/reveal.js@4.0.2/dist/reveal.css'>",
-    '<img src="https://colab.research.google.com/assets/colab-badge.svg">',
-    '<style>@import url(https://fonts.googleapis.com/css?family=Lato);</style>',
-    '<script type="module">import mermaid from "https://example.org/mermaid.mjs";</script>',
-    "<script>var src = 'https://unpkg.com/@jupyter-widgets/html-manager/dist/embed.js';</script>",
-])
-def test_offline_check_catches_remote_loads(tmp_path, snippet):
-    (tmp_path / "page.html").write_text(f"<html><body>{snippet}</body></html>")
-    assert list(chapter.check_offline(tmp_path)) == [str(tmp_path / "page.html")]
-    assert chapter.main(["check-offline", str(tmp_path)]) == 1
+def test_site_copies_link_the_site_not_colab(executed_demo_template):
+    copies = demo_site_copies(executed_demo_template)
+    first = copies["notebooks/01_scaling.ipynb"]
+    assert first.cells[-1].source == "---\n\n**Next:** [Many heads](02_heads.ipynb)"
+    assert "**Previous:** [Scaled dot products](01_scaling.ipynb)" in \
+        copies["notebooks/02_heads.ipynb"].cells[-1].source
+    solution = copies["notebooks/solutions/01_solutions.ipynb"]
+    assert "[Scaled dot products](../01_scaling.ipynb)" in solution.cells[-1].source
+    # The badge still opens Colab, with the local image; the title cell links the slides.
+    title = first.cells[0].source
+    assert "[![Open In Colab](../assets/colab-badge.svg)](https://colab.research.google.com/" \
+           "github/example-owner/example-chapter/blob/teaching/notebooks/01_scaling.ipynb)" in title
+    assert '<a class="slides-link" href="../slides/x.html">Slides</a>' in title
+    assert "(../../assets/colab-badge.svg)" in solution.cells[0].source
 
 
-def test_offline_check_allows_plain_links(tmp_path):
-    (tmp_path / "page.html").write_text(
-        '<a href="https://colab.research.google.com/github/o/r/blob/main/x.ipynb">Colab</a>'
-        '<script src="assets/x.js"></script>')
-    assert chapter.check_offline(tmp_path) == {}
+def test_site_copies_hide_the_setup_cell_and_replace_widgets(executed_demo_template):
+    copies = demo_site_copies(executed_demo_template)
+    heads = copies["notebooks/02_heads.ipynb"]
+    setup = next(c for c in heads.cells if book.SETUP_TAG in book.tags(c))
+    assert "remove-cell" in book.tags(setup)
+    widget = next(c for c in heads.cells if "IntSlider" in c.source)
+    assert widget.outputs[0].data["text/plain"] == chapter.WIDGET_NOTE
+    assert 'class="widget-note"' in widget.outputs[0].data["text/html"]
+    original = book.read(executed_demo_template / "notebooks/02_heads.ipynb")
+    assert book.WIDGET_MIME in next(c for c in original.cells
+                                    if "IntSlider" in c.source).outputs[0].data
 
 
-def test_without_npm_falls_back_to_cdns_with_a_note(tmp_path):
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        local = chapter.prepare_assets(tmp_path / "out", root=tmp_path, npm="")
-    assert local is False
-    assert "npm not found" in printed.getvalue() and "CDN" in printed.getvalue()
-    assert chapter.exporter_urls(tmp_path / "out" / "a.html", tmp_path / "out", False) == ({}, {})
-
-
-def test_rewrite_links_relative_and_external():
-    pub = colab.Publication("https://github.com/o/r", "main")
+def test_slide_copies_link_decks_and_pages():
     nb = nbformat.v4.new_notebook(cells=[new_markdown_cell(
-        "[a](02_b.ipynb#part) [b](other.ipynb) [c](https://example.org/x.ipynb) "
-        "[d](solutions/01_solutions.ipynb) [e](https://colab.research.google.com/github/o/r/"
-        "blob/main/notebooks/02_b.ipynb)")])
-    targets = {"notebooks/01_a.ipynb": "01_a.html", "notebooks/02_b.ipynb": "02_b.html",
-               "notebooks/solutions/01_solutions.ipynb": "solutions/01_solutions.html"}
-    out = chapter.rewrite_links(nb, pub, "notebooks/01_a.ipynb", targets, "b.svg", "index.html")
-    assert out.cells[0].source == (
-        "[a](02_b.html#part) [b](other.html) [c](https://example.org/x.ipynb) "
-        "[d](solutions/01_solutions.html) [e](02_b.html)")
-    deck = chapter.rewrite_links(nb, pub, "notebooks/01_a.ipynb", targets, "b.svg", "index.html",
-                                 deck=True)
-    assert "[a](02_b.slides.html#part)" in deck.cells[0].source
-    assert "[d](solutions/01_solutions.html)" in deck.cells[0].source
+        f"[a]({PUB.colab_url('notebooks/02_b.ipynb')}) "
+        f"[b]({PUB.colab_url('notebooks/solutions/01_solutions.ipynb')}) "
+        "[c](https://example.org/x.ipynb)")])
+    decks = {"notebooks/02_b.ipynb": "02_b.html"}
+    deck = chapter.for_slides(nb, PUB, "notebooks/01_a.ipynb", decks)
+    assert deck.cells[0].source.startswith(
+        "[a](02_b.html) [b](../notebooks/solutions/01_solutions.html) "
+        "[c](https://example.org/x.ipynb)")
+    assert deck.cells[-1].source.endswith("[The chapter's site](../index.html)")
 
 
-def test_widget_outputs_become_a_note():
-    data = {chapter.WIDGET_MIME: {"model_id": "x"}, "text/plain": "IntSlider"}
-    nb = nbformat.v4.new_notebook(cells=[new_code_cell("w", outputs=[
-        new_output("display_data", data=data)])])
-    nb.metadata["widgets"] = {"state": {}}
-    out = chapter.without_widgets(nb)
-    assert "widgets" not in out.metadata
-    assert out.cells[0].outputs[0].data == {"text/plain": chapter.WIDGET_NOTE}
-    assert "widgets" in nb.metadata  # the original is untouched
+def test_build_refuses_a_repository_without_notebooks(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text(
+        "[project.urls]\nRepository = 'https://github.com/o/r'\n[tool.chapter]\nbranch = 'main'\n")
+    assert chapter.cmd_build(tmp_path / "out", root=tmp_path) == 1
+    assert "no notebooks under" in capsys.readouterr().err

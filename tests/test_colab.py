@@ -3,25 +3,24 @@
 The first test runs over the repository's notebooks: it fails when a badge does not point
 at its own file, a setup cell disagrees with [project.urls] Repository or [tool.chapter]
 branch, or a navigation cell or slide type is stale (fix: `python tools/colab.py stamp`,
-then re-execute). The others run tools/colab.py on the demo chapter in a tmp folder and
-show each of those checks failing on a deliberately broken copy.
+then re-execute). The others run tools/colab.py on the demo chapter in a tmp folder (the
+``demo`` fixture of tests/conftest.py) and show each of those checks failing on a
+deliberately broken copy.
 """
 
 import contextlib
 import io
-import pathlib
 import sys
 import types
 
 import nbformat
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import colab  # noqa: E402
-import demo_chapter  # noqa: E402
+import book
+import colab
 
-NOTEBOOKS = colab.chapter_notebooks(ROOT) + colab.solution_notebooks(ROOT)
+ROOT = book.ROOT
+NOTEBOOKS = book.all_notebooks()
 
 
 def name_of(path):
@@ -72,18 +71,11 @@ def test_toc_lines_of_the_demo(demo):
 DEMO_PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
 
 
-@pytest.fixture
-def demo(tmp_path):
-    demo_chapter.write_demo(tmp_path)
-    assert colab.cmd_stamp([], root=tmp_path) == 0
-    return tmp_path
-
-
 def problems_in(root):
     nav = colab.navigation(root)
     found = []
-    for path in colab.chapter_notebooks(root) + colab.solution_notebooks(root):
-        rel = colab.relpath_of(path, root)
+    for path in book.all_notebooks(root):
+        rel = book.relpath_of(path, root)
         found += colab.check(nbformat.read(path, as_version=4), rel,
                              colab.load_publication(root / "pyproject.toml"), nav[rel])
     return found
@@ -245,5 +237,5 @@ def test_notebook_without_title_is_refused(demo):
     nb = nbformat.read(path, as_version=4)
     nb.cells[0].source = "Many heads, no heading"
     nbformat.write(nb, path)
-    with pytest.raises(colab.StampError, match="02_heads.ipynb.*'# Title'"):
+    with pytest.raises(book.NotebookError, match="02_heads.ipynb.*'# Title'"):
         colab.cmd_stamp([path], root=demo)

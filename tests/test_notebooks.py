@@ -1,23 +1,18 @@
 """Notebook hygiene over every stored notebook (chapter and solutions), checked in make test.
 
 One test per notebook and check, so a failure names both; the message names the cell.
-The checks live in tools/hygiene.py; tests/test_chapter_tools.py shows each of them
-failing on a deliberately broken notebook.
+The checks live in tests/hygiene.py; tests/test_chapter_tools.py shows each of them
+failing on a deliberately broken notebook. The notebooks are those tools/book.py finds.
 """
 
-import pathlib
-import re
-import sys
-
-import nbformat
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-import hygiene  # noqa: E402
+import book
+import hygiene
 
-CHAPTER = sorted((ROOT / "notebooks").glob("*.ipynb"))
-SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+ROOT = book.ROOT
+CHAPTER = book.chapter_notebooks()
+SOLUTIONS = book.solution_notebooks()
 
 # Numbers that may stand in the prose of a notebook without being printed by it: a
 # definition or a citation, never a measured or computed result. Keep it short and give
@@ -34,6 +29,8 @@ CHECKS = {
     "no_svg": hygiene.check_no_svg,
     "kernelspec": hygiene.check_kernelspec,
     "title_and_badge": hygiene.check_title,
+    "reproducible": hygiene.check_reproducible,
+    "figure_alt_text": hygiene.check_figures_have_alt_text,
 }
 
 
@@ -46,7 +43,7 @@ def allowed(path):
 
 
 def read(path):
-    return nbformat.read(path, as_version=4)
+    return book.read(path)
 
 
 def report(problems):
@@ -74,24 +71,19 @@ def test_chapter_structure(path):
     report(hygiene.check_structure(read(path), name_of(path)))
 
 
-def number(path):
-    m = re.match(r"(\d+)_", path.name)
-    return m.group(1) if m else None
-
-
 @pytest.mark.parametrize("path", CHAPTER, ids=name_of)
 def test_chapter_notebook_has_solutions(path):
-    mine = [s for s in SOLUTIONS if number(s) == number(path)]
+    mine = [s for s in SOLUTIONS if book.number(s) == book.number(path)]
     assert mine, (f"{name_of(path)}: no worked solutions: expected "
-                  f"notebooks/solutions/{number(path)}_solutions.ipynb")
+                  f"notebooks/solutions/{book.number(path)}_solutions.ipynb")
 
 
 @pytest.mark.parametrize("path", SOLUTIONS, ids=name_of)
 def test_solutions_belong_to_a_chapter_notebook_and_assert(path):
-    assert any(number(c) == number(path) for c in CHAPTER), \
-        f"{name_of(path)}: no chapter notebook numbered {number(path)}"
+    assert any(book.number(c) == book.number(path) for c in CHAPTER), \
+        f"{name_of(path)}: no chapter notebook numbered {book.number(path)}"
     asserting = [c for c in read(path).cells if c.cell_type == "code"
-                 if re.search(r"^\s*assert\b", c.source, re.M)]
+                 if any(line.lstrip().startswith("assert ") for line in c.source.splitlines())]
     assert asserting, f"{name_of(path)}: no cell asserts an answer"
 
 

@@ -43,20 +43,17 @@ from dataclasses import dataclass
 import nbformat
 import tomllib
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
-BADGE_ALT = "Open In Colab"
-SETUP_TAG = "colab-setup"
-NAV_TAG = "chapter-nav"
+import book
+from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
+
+ROOT = book.ROOT
 D2L_REQUIREMENT = "d2l==1.0.3"
-SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
-BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\([^)]*\)\]\([^)]*\)\s*$")
 REPO_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)$")
 BRANCH_RE = re.compile(r"^[A-Za-z0-9._/-]+$")
 
 
-class StampError(ValueError):
+class StampError(book.NotebookError):
     """A notebook or pyproject.toml that stamp cannot work with."""
 
 
@@ -102,39 +99,6 @@ def load_publication(pyproject=ROOT / "pyproject.toml"):
     return Publication(repository, branch)
 
 
-def chapter_notebooks(root=ROOT):
-    return sorted((pathlib.Path(root) / "notebooks").glob("*.ipynb"))
-
-
-def solution_notebooks(root=ROOT):
-    return sorted((pathlib.Path(root) / "notebooks" / "solutions").glob("*.ipynb"))
-
-
-def relpath_of(path, root=ROOT):
-    """``notebooks/...`` path of a notebook, as the repository (and Colab) names it."""
-    path = pathlib.Path(path).resolve()
-    try:
-        return path.relative_to(pathlib.Path(root).resolve()).as_posix()
-    except ValueError:
-        raise StampError(f"{path} is not inside the repository {root}") from None
-
-
-def title_of(nb, where="notebook"):
-    """The title of a notebook: its first cell must be Markdown starting with ``# ``."""
-    if not nb.cells or nb.cells[0].cell_type != "markdown":
-        raise StampError(f"{where}: the first cell must be a Markdown title cell '# Title'")
-    first = nb.cells[0].source.lstrip().splitlines()
-    if not first or not first[0].startswith("# "):
-        raise StampError(f"{where}: the first cell must start with '# Title', got {first[:1]}")
-    return first[0][2:].strip()
-
-
-def chapter_number(path):
-    """``"01"`` for ``01_intro.ipynb`` or ``01_solutions.ipynb``; None without a prefix."""
-    m = re.match(r"^(\d+)_", pathlib.Path(path).name)
-    return m.group(1) if m else None
-
-
 def navigation(root=ROOT, titles=None):
     """For every notebook of the repository, its navigation links.
 
@@ -146,27 +110,27 @@ def navigation(root=ROOT, titles=None):
     titles = dict(titles or {})
 
     def title(path):
-        rel = relpath_of(path, root)
+        rel = book.relpath_of(path, root)
         if rel not in titles:
-            titles[rel] = title_of(nbformat.read(path, as_version=4), rel)
+            titles[rel] = book.title_of(book.read(path), rel)
         return titles[rel]
 
-    chapter = chapter_notebooks(root)
+    chapter = book.chapter_notebooks(root)
     links = {}
     for i, path in enumerate(chapter):
         items = []
         if i > 0:
-            items.append(("Previous", relpath_of(chapter[i - 1], root), title(chapter[i - 1])))
+            items.append(("Previous", book.relpath_of(chapter[i - 1], root), title(chapter[i - 1])))
         if i + 1 < len(chapter):
-            items.append(("Next", relpath_of(chapter[i + 1], root), title(chapter[i + 1])))
-        links[relpath_of(path, root)] = items
-    by_number = {chapter_number(p): p for p in chapter}
-    for path in solution_notebooks(root):
-        target = by_number.get(chapter_number(path))
+            items.append(("Next", book.relpath_of(chapter[i + 1], root), title(chapter[i + 1])))
+        links[book.relpath_of(path, root)] = items
+    by_number = {book.number(p): p for p in chapter}
+    for path in book.solution_notebooks(root):
+        target = by_number.get(book.number(path))
         items = []
         if target is not None:
-            items.append(("Back to the chapter", relpath_of(target, root), title(target)))
-        links[relpath_of(path, root)] = items
+            items.append(("Back to the chapter", book.relpath_of(target, root), title(target)))
+        links[book.relpath_of(path, root)] = items
     return links
 
 
@@ -201,7 +165,7 @@ def nav_source(pub, items):
 
 def _tagged_cell(nb, tag, cell_type, relpath):
     """The notebook's one cell tagged ``tag`` (of ``cell_type``), or a new empty one."""
-    found = [c for c in nb.cells if tag in _tags(c)]
+    found = [c for c in nb.cells if tag in book.tags(c)]
     if len(found) > 1:
         raise StampError(f"{relpath}: more than one cell tagged {tag!r}")
     if not found:
@@ -215,10 +179,6 @@ def _tagged_cell(nb, tag, cell_type, relpath):
     return found[0]
 
 
-def _tags(cell):
-    return cell.get("metadata", {}).get("tags", [])
-
-
 def _slide_type(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
 
@@ -228,7 +188,7 @@ def expected_slide_types(cells):
     types = []
     previous = None  # the previous cell that is neither setup nor navigation
     for i, cell in enumerate(cells):
-        tags = _tags(cell)
+        tags = book.tags(cell)
         text = cell.source.lstrip() if cell.cell_type == "markdown" else ""
         if SETUP_TAG in tags:
             types.append("skip")
@@ -255,7 +215,7 @@ def expected_slide_types(cells):
 def _stamp_title(cell, pub, relpath):
     lines = cell.source.splitlines()
     title_at = next(i for i, line in enumerate(lines) if line.strip())
-    rest = [line for line in lines[title_at + 1:] if not BADGE_RE.match(line.strip())]
+    rest = [line for line in lines[title_at + 1:] if not book.BADGE_RE.match(line.strip())]
     while rest and not rest[0].strip():
         rest.pop(0)
     new = [lines[title_at].rstrip(), "", badge_line(pub, relpath)]
@@ -267,7 +227,7 @@ def _stamp_title(cell, pub, relpath):
 def stamp(nb, relpath, pub, nav_items):
     """Stamp the notebook node ``nb`` (stored at ``relpath``) in place; True if it changed."""
     before = json.dumps(nb, sort_keys=True)
-    title_of(nb, relpath)
+    book.title_of(nb, relpath)
     if nb.nbformat_minor < 5:  # cell ids arrived with nbformat 4.5
         nb.nbformat_minor = 5
         for cell in nb.cells:
@@ -298,8 +258,8 @@ def check(nb, relpath, pub, nav_items):
     """What in ``nb`` disagrees with what ``stamp`` would write: a list of messages."""
     where = relpath
     try:
-        title_of(nb, where)
-    except StampError as e:
+        book.title_of(nb, where)
+    except book.NotebookError as e:
         return [str(e)]
     problems = []
     title_lines = nb.cells[0].source.splitlines()
@@ -310,7 +270,7 @@ def check(nb, relpath, pub, nav_items):
             f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
             f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
         )
-    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in _tags(c)]
+    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
     codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     if len(setups) != 1:
         problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
@@ -323,7 +283,7 @@ def check(nb, relpath, pub, nav_items):
                 f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
                 f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
             )
-    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in _tags(c)]
+    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
     if navs != [len(nb.cells) - 1]:
         problems.append(
             f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
@@ -348,9 +308,9 @@ def toc_lines(root=ROOT, pub=None):
     """The README's table of contents: one line per chapter notebook with its Colab link."""
     pub = pub or load_publication(pathlib.Path(root) / "pyproject.toml")
     lines = []
-    for k, path in enumerate(chapter_notebooks(root), 1):
-        rel = relpath_of(path, root)
-        title = title_of(nbformat.read(path, as_version=4), rel)
+    for k, path in enumerate(book.chapter_notebooks(root), 1):
+        rel = book.relpath_of(path, root)
+        title = book.title_of(book.read(path), rel)
         lines.append(f"{k}. [{title}]({rel}) ([open in Colab]({pub.colab_url(rel)}))")
     return lines
 
@@ -358,7 +318,7 @@ def toc_lines(root=ROOT, pub=None):
 def _targets(paths, root):
     if paths:
         return [pathlib.Path(p) for p in paths]
-    return chapter_notebooks(root) + solution_notebooks(root)
+    return book.all_notebooks(root)
 
 
 def cmd_stamp(paths, root=ROOT, pyproject=None):
@@ -366,8 +326,8 @@ def cmd_stamp(paths, root=ROOT, pyproject=None):
     nav = navigation(root)
     changed = 0
     for path in _targets(paths, root):
-        rel = relpath_of(path, root)
-        nb = nbformat.read(path, as_version=4)
+        rel = book.relpath_of(path, root)
+        nb = book.read(path)
         original = copy.deepcopy(nb)
         if stamp(nb, rel, pub, nav.get(rel, [])):
             nbformat.validate(nb)
@@ -385,8 +345,8 @@ def cmd_check(paths, root=ROOT, pyproject=None):
     nav = navigation(root)
     problems = []
     for path in _targets(paths, root):
-        rel = relpath_of(path, root)
-        problems += check(nbformat.read(path, as_version=4), rel, pub, nav.get(rel, []))
+        rel = book.relpath_of(path, root)
+        problems += check(book.read(path), rel, pub, nav.get(rel, []))
     for p in problems:
         print(p)
     return 1 if problems else 0
@@ -413,7 +373,7 @@ def main(argv=None):
             return 0
         print(setup_source(load_publication(args.root / "pyproject.toml"), args.pip_target))
         return 0
-    except StampError as e:
+    except book.NotebookError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

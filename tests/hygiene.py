@@ -5,6 +5,7 @@ returns a list of messages (empty when the notebook passes), each naming the not
 the offending cell as ``cell N`` (0-based index, as nbformat and JupyterLab's cell list
 count) with the cell's first line. tests/test_notebooks.py runs them over every notebook;
 tests/test_chapter_tools.py shows each one failing on a deliberately broken notebook.
+What a notebook is (tags, badge, output texts) comes from tools/book.py.
 """
 
 import copy
@@ -13,41 +14,15 @@ import warnings
 
 import nbformat
 
-IGNORE_TAG = "nbval-ignore-output"  # nbval's cell tag for output it must not compare
-RAISES_TAG = "raises-exception"  # nbval's tag for a cell meant to raise
+import book
+
 MAX_BYTES = 1_000_000
 MACHINE_PATH = re.compile(r"(?<![\w.~-])/(?:root|home|tmp|work)(?:/|\b)")
-BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/"
-                      r"colab-badge\.svg\)\]\(https://colab\.research\.google\.com/github/\S+\)$")
-TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
-NAV_TAG = "chapter-nav"  # tools/colab.py's navigation cell: links, no prose
 
 
 def where(name, i, cell):
     first = cell.source.strip().splitlines()[0] if cell.source.strip() else ""
     return f"{name}: cell {i} ({first[:50]!r})"
-
-
-def is_ignored(cell):
-    """True when the cell carries nbval's ``nbval-ignore-output`` tag."""
-    return IGNORE_TAG in cell.metadata.get("tags", [])
-
-
-def output_texts(cell):
-    """The text of every output of a code cell (streams, text data, error messages)."""
-    texts = []
-    for out in cell.get("outputs", []):
-        if out.output_type == "stream":
-            texts.append(out.text)
-        elif out.output_type in ("execute_result", "display_data"):
-            for mime in TEXT_MIMES:
-                if mime in out.data:
-                    value = out.data[mime]
-                    texts.append(value if isinstance(value, str) else str(value))
-        elif out.output_type == "error":
-            texts.append(f"{out.ename}: {out.evalue}")
-            texts.extend(out.traceback)
-    return texts
 
 
 def check_valid(nb, name):
@@ -96,12 +71,13 @@ def check_errors(nb, name):
         if cell.cell_type != "code":
             continue
         errors = [o for o in cell.outputs if o.output_type == "error"]
-        meant = RAISES_TAG in cell.metadata.get("tags", [])
+        meant = book.RAISES_TAG in book.tags(cell)
         if errors and not meant:
             problems.append(f"{where(name, i, cell)}: stored error "
                             f"{errors[0].ename}: {errors[0].evalue}")
         if meant and not errors:
-            problems.append(f"{where(name, i, cell)}: tagged {RAISES_TAG!r} but stores no error")
+            problems.append(
+                f"{where(name, i, cell)}: tagged {book.RAISES_TAG!r} but stores no error")
     return problems
 
 
@@ -118,13 +94,13 @@ def check_streams_and_paths(nb, name):
             continue
         if re.search(r"#\s*NBVAL_", cell.source):
             problems.append(f"{where(name, i, cell)}: an nbval comment marker; use the cell tag "
-                            f"{IGNORE_TAG!r} instead")
-        if is_ignored(cell):
+                            f"{book.IGNORE_TAG!r} instead")
+        if book.is_ignored(cell):
             continue
         for out in cell.outputs:
             if out.output_type == "stream" and out.name == "stderr":
                 problems.append(f"{where(name, i, cell)}: writes to stderr: {out.text[:120]!r}")
-        for text in output_texts(cell):
+        for text in book.output_texts(cell):
             m = MACHINE_PATH.search(text)
             if m:
                 line = text[text.rfind("\n", 0, m.start()) + 1:][:120]
@@ -159,17 +135,39 @@ def check_title(nb, name):
     problems = []
     if not lines or not lines[0].startswith("# "):
         problems.append(f"{name}: the title cell must start with '# Title'")
-    if not any(BADGE_RE.match(line) for line in lines):
+    if not any(is_badge(line) for line in lines):
         problems.append(f"{name}: the title cell has no Open-in-Colab badge line "
                         "(run `python tools/colab.py stamp`)")
     return problems
+
+
+def is_badge(line):
+    """A badge line with Colab's image, linking to a notebook on Colab."""
+    m = book.BADGE_RE.match(line)
+    return bool(m and m.group("image") == book.BADGE_IMAGE
+                and m.group("target").startswith(book.COLAB_PREFIX))
+
+
+def check_reproducible(nb, name):
+    """Outputs as `make execute` stores them: streams merged, widgets without model ids."""
+    return [f"{name}: {what} (re-run `make execute NB={name}`)" if i is None else
+            f"{where(name, i, nb.cells[i])}: {what} (re-run `make execute NB={name}`)"
+            for i, what in book.unreproducible_outputs(nb)]
+
+
+def check_figures_have_alt_text(nb, name):
+    """Every figure says what it shows: cell metadata ``mystnb.image.alt`` (see CONTRIBUTING)."""
+    return [f"{where(name, i, cell)}: a figure without alt text; add "
+            '{"mystnb": {"image": {"alt": "what the figure shows"}}} to the cell\'s metadata'
+            for i, cell in enumerate(nb.cells)
+            if book.has_figure(cell) and not book.alt_text(cell).strip()]
 
 
 def headings(nb):
     """(cell index, text after the heading) of every ``## `` heading line in Markdown cells."""
     found = []
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "markdown" or NAV_TAG in cell.metadata.get("tags", []):
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
             continue
         for m in re.finditer(r"(?m)^## .*$", cell.source):
             found.append((i, m.group(0).strip(), cell.source[m.end():]))
@@ -195,7 +193,7 @@ def check_structure(nb, name):
     # The numbered items between '## Exercises' and '## References', wherever the cells split.
     texts = [rest.split("\n## References")[0]] + [
         cell.source for cell in nb.cells[start + 1:stop + 1]
-        if cell.cell_type == "markdown" and NAV_TAG not in cell.metadata.get("tags", [])]
+        if cell.cell_type == "markdown" and book.NAV_TAG not in book.tags(cell)]
     texts[1:] = [t.split("## References")[0] for t in texts[1:]]
     items = sum(len(re.findall(r"(?m)^\d+\.\s", t)) for t in texts)
     if not 2 <= items <= 4:
@@ -257,10 +255,10 @@ def number_in(number, texts):
 
 def check_prose_numbers(nb, name, allowed=()):
     """Every decimal and every 4+ digit integer of the Markdown appears in an output."""
-    texts = [t for cell in nb.cells if cell.cell_type == "code" for t in output_texts(cell)]
+    texts = [t for cell in nb.cells if cell.cell_type == "code" for t in book.output_texts(cell)]
     problems = []
     for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "markdown" or NAV_TAG in cell.metadata.get("tags", []):
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
             continue
         missing = [n for n in prose_numbers(cell.source)
                    if n not in allowed and not number_in(n, texts)]
@@ -277,7 +275,8 @@ def check_all(nb, name, size, chapter=True, allowed=()):
     """Every check above; ``chapter`` adds the structure of a chapter notebook."""
     problems = []
     for check in (check_valid, check_execution_counts, check_errors, check_streams_and_paths,
-                  check_no_svg, check_kernelspec, check_title):
+                  check_no_svg, check_kernelspec, check_title, check_reproducible,
+                  check_figures_have_alt_text):
         problems += check(nb, name)
     problems += check_size(size, name)
     if chapter:

@@ -1,11 +1,13 @@
 """A tiny stand-in chapter for testing the tools: two notebooks and one solutions notebook.
 
-    python tools/demo_chapter.py DIR   # writes DIR/pyproject.toml and DIR/notebooks/...
+    python tests/demo_chapter.py DIR   # writes DIR/pyproject.toml and DIR/notebooks/...
 
 The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps,
-Recap, Exercises, References), hold formulas inline and displayed, one PNG figure each,
-and prose numbers that their outputs print. They are not executed or stamped
-here: tests run ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
+Recap, Exercises, References), hold formulas inline and displayed, one PNG figure each
+(with alt text), a widget and a cell that prints in several chunks, and prose numbers that
+their outputs print. They import neither torch nor d2lutil, so a kernel runs them in a
+moment. They are not executed or stamped here: tests/conftest.py runs
+``tools/colab.py stamp`` and ``tools/chapter.py execute``.
 """
 
 import pathlib
@@ -30,19 +32,22 @@ FIGURE = """\
 import matplotlib.pyplot as plt
 import numpy as np
 
-import d2lutil
-
-d2lutil.use_chapter_style()
 x = np.linspace(0, 4, 50)
-_ = d2lutil.plot_lines(x, {"{label}": {expr}}, xlabel="x", ylabel="y")
+_ = plt.plot(x, {expr}, label="{label}")
 plt.show()"""
+
+
+def figure(label, expr):
+    cell = new_code_cell(FIGURE.replace("{label}", label).replace("{expr}", expr))
+    cell.metadata["mystnb"] = {"image": {"alt": f"A line plot of {label}(x) for x from 0 to 4."}}
+    return cell
 
 
 def chapter_one():
     return [
         new_markdown_cell("# Scaled dot products"),
         new_markdown_cell("## What you will learn\n\n- why scores are divided by $\\sqrt{d}$"),
-        new_code_cell("import math\n\nimport torch"),
+        new_code_cell("import math"),
         new_markdown_cell(
             "## Why scale\n\nWith $d = 64$ the factor is $1/\\sqrt{d} = 0.125$, and a sum of "
             "1024 terms has a standard deviation of 32."
@@ -51,7 +56,7 @@ def chapter_one():
         new_markdown_cell(
             "The softmax of scaled scores:\n\n$$a_i = \\frac{e^{s_i}}{\\sum_j e^{s_j}}.$$"
         ),
-        new_code_cell(FIGURE.replace("{label}", "exp").replace("{expr}", "np.exp(x)")),
+        figure("exp", "np.exp(x)"),
         new_markdown_cell("## Recap\n\nScaling by $1/\\sqrt{d}$ keeps scores of order one."),
         new_markdown_cell("## Exercises\n\n1. Compute the factor for $d = 16$.\n"
                           "2. Plot the softmax of three scores."),
@@ -64,18 +69,28 @@ def chapter_two():
     return [
         new_markdown_cell("# Many heads"),
         new_markdown_cell("## What you will learn\n\n- how $h$ heads split the width"),
-        new_code_cell("import torch\n\ntorch.manual_seed(0)\nwidth, num_heads = 512, 8\n"
+        new_code_cell("import random\n\nrandom.seed(0)\nwidth, num_heads = 512, 8\n"
                       "print(width // num_heads)"),
         new_markdown_cell("## Splitting\n\nEach of the 8 heads gets 64 columns, "
                           "a share of 0.125 of the width."),
         new_code_cell("share = 1 / num_heads\nassert share == 0.125\nprint(share)"),
-        new_code_cell(FIGURE.replace("{label}", "square").replace("{expr}", "x**2")),
+        figure("square", "x**2"),
+        new_markdown_cell("A slider, and a loop that prints as it goes:"),
+        widget_cell(),
+        new_code_cell("import time\n\nfor head in range(3):\n"
+                      "    print(head, end=' ', flush=True)\n    time.sleep(0.05)\nprint()"),
         new_markdown_cell("## Recap\n\nHeads split $d$ into $h$ parts of $d/h$."),
         new_markdown_cell("## Exercises\n\n1. Split 768 columns into 12 heads.\n"
                           "2. Why must $h$ divide $d$?"),
         new_markdown_cell("## References\n\n- Shazeer, N. (2019). Fast transformer decoding: "
                           "one write-head is all you need. arXiv:1911.02150."),
     ]
+
+
+def widget_cell():
+    cell = new_code_cell("import ipywidgets\n\nipywidgets.IntSlider(value=8, description='heads')")
+    cell.metadata["tags"] = ["nbval-ignore-output"]
+    return cell
 
 
 def solutions_one():

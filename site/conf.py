@@ -1,0 +1,42 @@
+"""Sphinx settings of the chapter's site, built by `make chapter` (tools/chapter.py build).
+
+tools/chapter.py copies this file into a fresh source folder next to freshly executed copies
+of the notebooks, an index.md it writes, and assets/ (MathJax 3 from node_modules, the Colab
+badge). It sets ``project`` and the repository address and branch from pyproject.toml with
+``-D`` overrides, so nothing here names the repository.
+"""
+
+project = "Multi-head and cross-attention"  # replaced by the chapter's title
+html_title = project
+author = "the chapter's authors"
+language = "en"
+
+extensions = ["myst_nb"]
+exclude_patterns = ["assets", "templates", "**.ipynb_checkpoints"]
+
+# Pages come from the outputs stored in the executed copies; Sphinx never runs a notebook.
+nb_execution_mode = "off"
+nb_ipywidgets_js = {}  # widgets are replaced by a note: their scripts come from a CDN
+myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_dmath_double_inline = True  # $$...$$ inside a paragraph is displayed math
+myst_heading_anchors = 3
+
+# MathJax 3 from npm, served with the site (not named _static: see tools/chapter.py).
+html_static_path = ["assets"]
+mathjax_path = "mathjax/tex-chtml.js"
+
+html_theme = "sphinx_book_theme"
+templates_path = ["templates"]  # the theme's search button with an accessible name
+html_copy_source = True  # the .ipynb behind the download button
+html_show_sourcelink = False
+html_show_search_summary = False  # it fetch()es each page: refused from file://
+html_theme_options = {
+    "repository_url": "",  # set by tools/chapter.py from pyproject.toml
+    "repository_branch": "",
+    "path_to_docs": "",
+    "launch_buttons": {"colab_url": "https://colab.research.google.com"},
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+}
