@@ -1,7 +1,5 @@
 """What the tools know about the chapter's notebooks, in one place.
 
-    python tools/book.py list [--solutions | --all]   # the notebooks, in reading order
-
 The chapter is ``notebooks/NN_name.ipynb`` in the order of their names, and the worked
 solutions ``notebooks/solutions/NN_solutions.ipynb`` (``NN`` ties them to the chapter
 notebook). A new notebook is found by its file name alone: nothing else lists them.
@@ -13,10 +11,8 @@ and slides (tools/chapter.py), the Colab stamping (tools/colab.py) and check
 (tools/colab_check.py), the benchmarks and the tests use it; it needs only nbformat.
 """
 
-import argparse
 import pathlib
 import re
-import sys
 
 import nbformat
 
@@ -191,21 +187,3 @@ def unreproducible_outputs(nb):
                 found.append((i, "a widget output with a model id"))
             previous = out
     return found
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    listing = sub.add_parser("list", help="print the notebooks' paths, in reading order")
-    which = listing.add_mutually_exclusive_group()
-    which.add_argument("--solutions", action="store_true", help="the solutions only")
-    which.add_argument("--all", action="store_true", help="chapter, then solutions")
-    args = parser.parse_args(argv)
-    paths = (solution_notebooks() if args.solutions else
-             all_notebooks() if args.all else chapter_notebooks())
-    print("\n".join(relpath_of(p) for p in paths))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
