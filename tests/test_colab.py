@@ -39,7 +39,7 @@ def test_notebook_agrees_with_pyproject(path, publication):
         nav = colab.navigation(ROOT)
     except colab.StampError as e:
         pytest.fail(f"cannot work out the navigation links: {e}")
-    problems = colab.check(nbformat.read(path, as_version=4), rel, publication, nav[rel])
+    problems = colab.check(book.read(path), rel, publication, nav[rel])
     assert not problems, "\n".join(problems)
 
 
@@ -71,19 +71,27 @@ def test_toc_lines_of_the_demo(demo):
 DEMO_PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
 
 
+@contextlib.contextmanager
+def editing(path):
+    """The notebook at ``path``, written back after the ``with`` block changed it."""
+    nb = book.read(path)
+    yield nb
+    nbformat.write(nb, path)
+
+
 def problems_in(root):
     nav = colab.navigation(root)
     found = []
     for path in book.all_notebooks(root):
         rel = book.relpath_of(path, root)
-        found += colab.check(nbformat.read(path, as_version=4), rel,
+        found += colab.check(book.read(path), rel,
                              colab.load_publication(root / "pyproject.toml"), nav[rel])
     return found
 
 
 def test_stamped_demo_passes(demo):
     assert problems_in(demo) == []
-    nb = nbformat.read(demo / "notebooks" / "01_scaling.ipynb", as_version=4)
+    nb = book.read(demo / "notebooks" / "01_scaling.ipynb")
     assert nb.cells[0].source.splitlines()[2] == (
         "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
         "(https://colab.research.google.com/github/example-owner/example-chapter/blob/teaching/"
@@ -98,7 +106,7 @@ def test_stamped_demo_passes(demo):
     assert nav.metadata.tags == ["chapter-nav"]
     assert "[Many heads](https://colab.research.google.com/github/example-owner/" \
            "example-chapter/blob/teaching/notebooks/02_heads.ipynb)" in nav.source
-    sol = nbformat.read(demo / "notebooks" / "solutions" / "01_solutions.ipynb", as_version=4)
+    sol = book.read(demo / "notebooks" / "solutions" / "01_solutions.ipynb")
     assert "(https://colab.research.google.com/github/example-owner/example-chapter/blob/" \
            "teaching/notebooks/01_scaling.ipynb)" in sol.cells[-1].source
     assert "blob/teaching/notebooks/solutions/01_solutions.ipynb" in sol.cells[0].source
@@ -106,11 +114,10 @@ def test_stamped_demo_passes(demo):
 
 def test_stamp_is_idempotent_and_keeps_outputs(demo):
     path = demo / "notebooks" / "02_heads.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    for i, cell in enumerate(nb.cells):  # pretend it was executed
-        if cell.cell_type == "code":
-            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"out {i}\n")]
-    nbformat.write(nb, path)
+    with editing(path) as nb:
+        for i, cell in enumerate(nb.cells):  # pretend it was executed
+            if cell.cell_type == "code":
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"out {i}\n")]
     before = path.read_bytes()
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         colab.cmd_stamp([], root=demo)
@@ -121,7 +128,7 @@ def test_stamp_is_idempotent_and_keeps_outputs(demo):
     pyproject.write_text(pyproject.read_text().replace('"teaching"', '"v2"'))
     with contextlib.redirect_stdout(io.StringIO()):
         colab.cmd_stamp([], root=demo)
-    after = nbformat.read(path, as_version=4)
+    after = book.read(path)
     assert "blob/v2/notebooks/02_heads.ipynb" in after.cells[0].source
     for old, new in zip(nb.cells, after.cells, strict=True):
         if "colab-setup" not in old.metadata.get("tags", []) and old.cell_type == "code":
@@ -129,19 +136,15 @@ def test_stamp_is_idempotent_and_keeps_outputs(demo):
 
 
 def test_badge_pointing_at_another_notebook_fails(demo):
-    path = demo / "notebooks" / "02_heads.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[0].source = nb.cells[0].source.replace("02_heads.ipynb", "01_scaling.ipynb")
-    nbformat.write(nb, path)
+    with editing(demo / "notebooks" / "02_heads.ipynb") as nb:
+        nb.cells[0].source = nb.cells[0].source.replace("02_heads.ipynb", "01_scaling.ipynb")
     problems = problems_in(demo)
     assert len(problems) == 1 and "02_heads.ipynb: the title cell's Colab badge" in problems[0]
 
 
 def test_missing_badge_fails(demo):
-    path = demo / "notebooks" / "01_scaling.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[0].source = "# Scaled dot products"
-    nbformat.write(nb, path)
+    with editing(demo / "notebooks" / "01_scaling.ipynb") as nb:
+        nb.cells[0].source = "# Scaled dot products"
     assert any("found no badge" in p for p in problems_in(demo))
 
 
@@ -159,21 +162,17 @@ def test_pyproject_change_makes_notebooks_stale(demo, change):
 
 
 def test_edited_setup_cell_fails(demo):
-    path = demo / "notebooks" / "solutions" / "01_solutions.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    setup = next(c for c in nb.cells if "colab-setup" in c.metadata.get("tags", []))
-    setup.source = setup.source.replace("--no-deps", "--upgrade")
-    nbformat.write(nb, path)
+    with editing(demo / "notebooks" / "solutions" / "01_solutions.ipynb") as nb:
+        setup = next(c for c in nb.cells if "colab-setup" in c.metadata.get("tags", []))
+        setup.source = setup.source.replace("--no-deps", "--upgrade")
     problems = problems_in(demo)
     assert len(problems) == 1 and "01_solutions.ipynb: the setup cell disagrees" in problems[0]
 
 
 def test_stale_navigation_and_slide_types_fail(demo):
-    path = demo / "notebooks" / "02_heads.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[0].source = nb.cells[0].source.replace("# Many heads", "# Several heads")
-    nb.cells[1].metadata.slideshow.slide_type = "-"
-    nbformat.write(nb, path)
+    with editing(demo / "notebooks" / "02_heads.ipynb") as nb:
+        nb.cells[0].source = nb.cells[0].source.replace("# Many heads", "# Several heads")
+        nb.cells[1].metadata.slideshow.slide_type = "-"
     problems = problems_in(demo)
     assert any("01_scaling.ipynb: the navigation cell is stale" in p for p in problems)
     assert any("02_heads.ipynb: stale slide metadata" in p and "cell 1 " in p
@@ -234,8 +233,7 @@ def test_missing_branch_is_named(tmp_path):
 
 def test_notebook_without_title_is_refused(demo):
     path = demo / "notebooks" / "02_heads.ipynb"
-    nb = nbformat.read(path, as_version=4)
-    nb.cells[0].source = "Many heads, no heading"
-    nbformat.write(nb, path)
+    with editing(path) as nb:
+        nb.cells[0].source = "Many heads, no heading"
     with pytest.raises(book.NotebookError, match="02_heads.ipynb.*'# Title'"):
         colab.cmd_stamp([path], root=demo)
