@@ -8,6 +8,7 @@ slow drift of a shared machine's load.
 
 import statistics
 
+import decode
 from mha_impls import IMPLS, REFERENCE
 
 #: Issue 7's per-notebook budget under nbval, seconds, by the notebook's number.
@@ -242,6 +243,8 @@ def summary(results):
         if failed:
             parts.append(f"Failed: {', '.join(failed)}.")
         parts.append("")
+    if results.get("decode"):
+        parts += [decode.summary_line(results["decode"]), ""]
     noise = noise_line(results)
     if noise:
         parts += [noise, ""]
@@ -311,6 +314,8 @@ def markdown(results):
             memory_table(results["memory_masked"]),
             "",
         ]
+    if results.get("decode"):
+        parts.append(decode.markdown(results["decode"]))
     if results.get("notebooks"):
         parts += [
             "## The chapter's notebooks, fresh kernel each",

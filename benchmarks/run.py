@@ -31,6 +31,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
+import decode  # noqa: E402
 import mha_impls  # noqa: E402
 import report  # noqa: E402
 
@@ -216,7 +217,7 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(),
                         help="torch threads (default: torch's own choice)")
     parser.add_argument("--skip", action="append", default=[],
-                        choices=["timing", "paired", "memory", "notebooks"])
+                        choices=["timing", "paired", "memory", "decode", "notebooks"])
     parser.add_argument("--impls", nargs="+", default=list(mha_impls.IMPLS),
                         choices=mha_impls.IMPLS, metavar="NAME",
                         help=f"subset of {mha_impls.IMPLS} (the reference is always kept)")
@@ -251,6 +252,10 @@ def main(argv=None):
         masked_names = [n for n in report.MASKED_IMPLS if n in names]
         results["memory_masked"] = run_memory(masked_names, shape, repeats, args.threads, log,
                                               masked=True)
+    if "decode" not in args.skip:
+        results["decode"] = decode.run(decode.QUICK if args.quick else decode.FULL,
+                                       max_rounds=3 if args.quick else 5, threads=args.threads,
+                                       log=log)
     if "notebooks" not in args.skip:
         paths = args.notebooks
         if paths is None:
