@@ -7,9 +7,9 @@ with the network unreachable, opens every page from ``file://`` (as in a lecture
 a network) and checks what a reader relies on: the sidebar in chapter order with the
 solutions, the outline, search, typeset formulas, figures with alt text, previous/next links,
 the download and Colab buttons, links between pages, the local Colab badge, no Colab setup
-cell, a note instead of each widget, the slides, and axe-core's accessibility rules (WCAG
-2.1 AA; no violation of impact "serious" or "critical"). It fails if a page requests
-anything from outside the site.
+cell, a note instead of each widget, the slides, and axe-core's accessibility rules on
+every page (WCAG 2.1 AA; no violation of impact "serious" or "critical"). It fails if a page
+requests anything from outside the site.
 
 Screenshots are written next to the built site (its folder is printed; set
 CHAPTER_SCREENSHOTS=DIR to also copy them there). Without Chromium (Debian: apt-get install
@@ -55,12 +55,13 @@ def skip_or_fail(message):
 def site(tmp_path_factory):
     """(built site folder, chapter relpaths, solutions relpaths), built once."""
     out = tmp_path_factory.mktemp("chapter") / "site"
+    chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
+    solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         status = chapter.cmd_build(out, execute_notebooks=False)
     assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
     print(f"\nbuilt site and screenshots in {out}")
-    return (out, [book.relpath_of(p) for p in book.chapter_notebooks()],
-            [book.relpath_of(p) for p in book.solution_notebooks()])
+    return out, chapter_rels, solution_rels
 
 
 @pytest.fixture(scope="session")
@@ -173,6 +174,32 @@ def state_of(tab, path):
     return tab.open(path, MATH_DONE).evaluate(PAGE_STATE)
 
 
+def accessibility_problems(page, where, everything=False):
+    """axe-core's violations of impact "serious" or "critical" on the open page.
+
+    Colour contrast is the slow rule (seconds on a long page) and code and formulas hold
+    most of its elements; their colours come from the theme's and Pygments' style sheets,
+    the same on every page, so they are checked on one page (``everything``) and left out
+    of the contrast rule elsewhere.
+    """
+    if not AXE.is_file():
+        skip_or_fail("node_modules/axe-core is missing: run `npm ci`")
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("""async ([tags, everything]) => {
+      const contrast = {runOnly: {type: 'rule', values: ['color-contrast']}};
+      const others = {runOnly: {type: 'tag', values: tags},
+                      rules: {'color-contrast': {enabled: everything}}};
+      const lean = {include: [document], exclude: [['div.highlight'], ['mjx-container']]};
+      const results = [await axe.run(document, others)];  // one run at a time
+      if (!everything) results.push(await axe.run(lean, contrast));
+      return results;
+    }""", [AXE_TAGS, everything])
+    return [f"{where}: {v['id']} ({v['impact']}): {v['help']}; {len(v['nodes'])} element(s), "
+            f"e.g. {[n['target'] for n in v['nodes'][:3]]}"
+            for result in results
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
 def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
     out, chapter_rels, solution_rels = site
     state = state_of(tab, out / "index.html")
@@ -185,15 +212,18 @@ def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
     decks = [local_target(href) for _, href in state["links"] if "/slides/" in href]
     assert decks == [out / "slides" / pathlib.Path(html_of(rel)).name for rel in chapter_rels]
     assert all(d.is_file() for d in decks)
+    assert accessibility_problems(tab.page, "index.html") == []
 
 
 @pytest.mark.parametrize("kind", ["chapter", "solutions"])
 def test_every_page(site, tab, kind):
-    """Each page of the kind: outline, formulas, figures, links, buttons, no setup cell."""
+    """Each page of the kind: outline, formulas, figures, links, buttons, no setup cell,
+    accessibility."""
     out, chapter_rels, solution_rels = site
     pub = colab.load_publication(ROOT / "pyproject.toml")
     rels = chapter_rels if kind == "chapter" else solution_rels
     order = [out / "index.html"] + [out / html_of(r) for r in chapter_rels + solution_rels]
+    problems = []  # accessibility, reported for all pages at once
     for rel in rels:
         page = out / html_of(rel)
         state = state_of(tab, page)
@@ -236,6 +266,8 @@ def test_every_page(site, tab, kind):
             deck = out / "slides" / pathlib.Path(where).name
             assert any(local_target(h) == deck for _, h in state["links"]), \
                 f"{where}: no link to its slides"
+        problems += accessibility_problems(tab.page, where, everything=rel == rels[0])
+    assert not problems, "\n".join(problems)
 
 
 def test_pages_link_each_other_not_colab(site, tab):
@@ -254,25 +286,7 @@ def test_search_works_from_file_urls(site, tab):
     screenshot(page, out.parent / "screenshot-search.png")
     found = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.href)")
     assert any(local_target(h) in {out / html_of(r) for r in chapter_rels} for h in found), found
-
-
-def test_accessibility(site, tab):
-    """axe-core (from node_modules, injected into each page) finds nothing serious."""
-    if not AXE.is_file():
-        skip_or_fail("node_modules/axe-core is missing: run `npm ci`")
-    out = site[0]
-    problems = []
-    for path in [*pages(site), out / "search.html"]:
-        page = tab.open(path, MATH_DONE if "search" not in path.name else "true")
-        page.add_script_tag(path=str(AXE))
-        result = page.evaluate("tags => axe.run(document, {runOnly: {type: 'tag', values: tags}})",
-                               AXE_TAGS)
-        for v in result["violations"]:
-            if v["impact"] in ("serious", "critical"):
-                targets = [n["target"] for n in v["nodes"][:3]]
-                problems.append(f"{path.relative_to(out)}: {v['id']} ({v['impact']}): "
-                                f"{v['help']}; {len(v['nodes'])} element(s), e.g. {targets}")
-    assert not problems, "\n".join(problems)
+    assert accessibility_problems(page, "search.html") == []
 
 
 SLIDE_WITH_FORMULA = """() => {
@@ -289,26 +303,32 @@ SLIDE_WITH_FORMULA = """() => {
 
 
 def test_slides_show_figures_and_formulas(site, tab):
+    """Every deck loads offline with its figures and links; the first shows its formulas."""
     out, chapter_rels, _ = site
     for rel in chapter_rels:
         deck = out / "slides" / pathlib.Path(html_of(rel)).name
-        page = tab.open(deck, "document.querySelector('.reveal.ready') && window.MathJax && "
-                              "MathJax.Hub && MathJax.Hub.queue.pending === 0")
+        first = rel == chapter_rels[0]
+        # MathJax 2 typesets a whole deck in seconds: waited for in the first deck only.
+        page = tab.open(deck, "document.querySelector('.reveal.ready')" + (
+            " && window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
+            if first else ""))
         name = deck.name
         assert page.evaluate("document.querySelectorAll('.reveal .slides section').length") > 1
         images = page.eval_on_selector_all(
             "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
-                   "i.naturalWidth > 0])")
-        assert all(ok for _, ok in images), f"{name}: images that did not load: {images}"
-        assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
+                   "i.naturalWidth > 0, i.getAttribute('alt')])")
+        assert all(ok for _, ok, _ in images), f"{name}: images that did not load: {images}"
+        assert all(alt for _, _, alt in images), f"{name}: images without alt text"
         links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
         for href in links:
             target = local_target(href)
             assert target is None or target.exists(), f"{name}: link to missing {href}"
         assert out / "index.html" in {local_target(h) for h in links}, f"{name}: no site link"
-        slide = page.evaluate(SLIDE_WITH_FORMULA)
-        if rel != chapter_rels[0] or not slide:
+        if not first:
             continue
+        assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
+        slide = page.evaluate(SLIDE_WITH_FORMULA)
+        assert slide, f"{name}: no slide holds a typeset formula"
         screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
         page.evaluate(f"location.hash = '{slide}'")
         page.wait_for_timeout(1500)  # the slide transition

@@ -48,7 +48,9 @@ SITE = ROOT / "site"  # conf.py and templates/
 CHAPTER_TITLE = "Multi-head and cross-attention"
 NODE_MODULES = ROOT / "node_modules"
 # What the site and slides need from node_modules/ (package.json): {folder: parts}.
-SITE_ASSETS = {"mathjax3/es5": ["tex-chtml.js", "output/chtml/fonts/woff-v2"]}
+# MathJax 3 loads a TeX extension (\\boldsymbol, ...) when a page first uses it.
+SITE_ASSETS = {"mathjax3/es5": ["tex-chtml.js", "input/tex/extensions",
+                                "output/chtml/fonts/woff-v2"]}
 SLIDE_ASSETS = {
     "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "extensions", "jax/element",
                 "jax/input/TeX", "jax/output/CommonHTML", "localization/en",
@@ -254,7 +256,7 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(for_site(nb, pub, rel, slides_href), src / rel)
             what = "executed" if execute_notebooks else "copied"
-            print(f"{what} {rel} in {time.perf_counter() - start:.1f} s")
+            print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         (src / "index.md").write_text(index_md(
             {rel: titles[rel] for rel in chapter}, list(solutions), decks), encoding="utf-8")
         status = run_sphinx(src, out, pub)
