@@ -1,6 +1,6 @@
 """Seconds each chapter notebook takes in a fresh kernel: kernel start, imports, own work.
 
-    python benchmarks/notebook_times.py notebooks/*.ipynb
+    python benchmarks/notebook_times.py [NOTEBOOK...]   # default: the chapter notebooks
 
 Each notebook is read into memory and executed with nbclient in a fresh ``python3``
 kernel (the venv's), with a throw-away copy of its folder as the working directory, so
@@ -30,8 +30,10 @@ import sys
 import tempfile
 import time
 
-import nbformat
 from nbclient import NotebookClient
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
+import book  # noqa: E402  (tools/book.py: which notebooks, clearing outputs)
 
 TIMEOUT = 600  # seconds per cell, as tools/chapter.py
 for _key, _value in (("JUPYTER_PLATFORM_DIRS", "1"), ("PYDEVD_DISABLE_FILE_VALIDATION", "1")):
@@ -76,11 +78,7 @@ def run_imports(client, code):
 def time_notebook(path, workdir=None):
     """Run the notebook at ``path`` in a fresh kernel; return its timings in seconds."""
     path = pathlib.Path(path)
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
+    nb = book.clear_outputs(book.read(path))
     imports = import_statements(nb)
     with tempfile.TemporaryDirectory(prefix="nbtime-") as tmp:
         run_dir = pathlib.Path(tmp) / path.parent.name
@@ -119,7 +117,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*")
     args = parser.parse_args(argv)
-    for path in args.notebooks:
+    for path in args.notebooks or book.chapter_notebooks():
         print(json.dumps(time_notebook(path)))
     return 0
 

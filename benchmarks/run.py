@@ -30,7 +30,9 @@ from torch.utils import benchmark  # noqa: E402
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "tools"))  # book: which notebooks the chapter has
 
+import book  # noqa: E402
 import decode  # noqa: E402
 import mha_impls  # noqa: E402
 import report  # noqa: E402
@@ -259,7 +261,7 @@ def main(argv=None):
     if "notebooks" not in args.skip:
         paths = args.notebooks
         if paths is None:
-            paths = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "notebooks").glob("*.ipynb"))
+            paths = [book.relpath_of(p) for p in book.chapter_notebooks()]
         results["notebooks"] = run_notebooks(paths, log)
     results["meta"]["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
     results["meta"]["seconds"] = round(time.perf_counter() - log.start)
