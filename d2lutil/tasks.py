@@ -228,3 +228,47 @@ def theory_error(weights):
     """The best expected relative squared error ``1 - rank(A) / k`` for weights A (h, k)."""
     A = _as_weights(weights)
     return 1.0 - int(torch.linalg.matrix_rank(A)) / A.shape[1]
+
+
+# --- The copy-both task as a sequence (notebooks 6 and 7) --------------------------------
+#
+# n source positions hold values x_1, ..., x_n (each of width m, i.i.d. standard normal);
+# output position j must produce [x_j ; x_(n+1-j)]: one source position in reading order
+# and one mirrored, so every output needs two positions, as in copy-both.
+
+__all__ += ["sequence_copy_targets", "sample_sequence_copy"]
+
+
+def sequence_copy_targets(values):
+    """Targets of the sequence copy-both task: output j is ``[x_j ; x_(n+1-j)]``.
+
+    values: (batch_size, n, m) -> targets (batch_size, n, 2 * m). Counting from 0 in
+    code, output ``j`` concatenates ``values[:, j]`` and ``values[:, n - 1 - j]``.
+    """
+    _tensor("values", values, 3)
+    # (batch_size, n, m) and its mirror image along the positions -> (batch_size, n, 2 * m)
+    return torch.cat([values, values.flip(1)], dim=-1)
+
+
+def sample_sequence_copy(batch_size, num_positions=8, value_size=8, *, generator,
+                         dtype=torch.float32):
+    """A batch of the sequence copy-both task: ``(values, targets)``.
+
+    values: (batch_size, num_positions, value_size), i.i.d. standard normal;
+    targets: (batch_size, num_positions, 2 * value_size), see ``sequence_copy_targets``.
+    ``generator`` is a ``torch.Generator`` (a training loop draws fresh batches from one
+    stream of it) or an int seed (a fixed set, e.g. held-out samples: the same seed gives
+    the same batch). The global random state is left untouched.
+    """
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("num_positions", num_positions)
+    check_positive_int("value_size", value_size)
+    _float_dtype(dtype)
+    if not isinstance(generator, torch.Generator):
+        if isinstance(generator, bool) or not isinstance(generator, int):
+            raise TypeError("generator must be a torch.Generator or an int seed, "
+                            f"got {type(generator).__name__}")
+        generator = torch.Generator().manual_seed(generator)
+    values = torch.randn(batch_size, num_positions, value_size, generator=generator,
+                         dtype=dtype)
+    return values, sequence_copy_targets(values)
