@@ -203,14 +203,14 @@ def index_md(chapter, solutions, decks):
             f"## Slides\n\nA reveal.js deck for each notebook:\n\n<ul>\n{slides}\n</ul>\n")
 
 
-def run_sphinx(src, out, pub):
-    """sphinx-build, in its own process, with warnings as errors; its exit status."""
+def start_sphinx(src, out, pub):
+    """sphinx-build in its own process, warnings as errors (``.wait()`` gives its status)."""
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-E",
                "-D", f"project={CHAPTER_TITLE}", "-D", f"html_title={CHAPTER_TITLE}",
                "-D", f"html_theme_options.repository_url={pub.repository}",
                "-D", f"html_theme_options.repository_branch={pub.branch}",
                "-d", str(src / ".doctrees"), str(src), str(out)]
-    return subprocess.run(command, check=False).returncode
+    return subprocess.Popen(command)
 
 
 def write_slides(nb, pub, rel, decks, out):
@@ -244,22 +244,23 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             shutil.rmtree(out)
         (out / "slides").mkdir(parents=True)
         copy_assets(SLIDE_ASSETS, out / "slides" / "assets")
-        titles = {}
+        notebooks = {}
         for rel, path in {**chapter, **solutions}.items():
             start = time.perf_counter()
-            nb = execute(path) if execute_notebooks else book.read(path)
-            titles[rel] = book.title_of(nb, rel)
+            nb = notebooks[rel] = execute(path) if execute_notebooks else book.read(path)
             slides_href = None
             if rel in decks:
                 slides_href = posixpath.relpath(f"slides/{decks[rel]}", posixpath.dirname(rel))
-                write_slides(nb, pub, rel, decks, out)
             (src / rel).parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(for_site(nb, pub, rel, slides_href), src / rel)
             what = "executed" if execute_notebooks else "copied"
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
-        (src / "index.md").write_text(index_md(
-            {rel: titles[rel] for rel in chapter}, list(solutions), decks), encoding="utf-8")
-        status = run_sphinx(src, out, pub)
+        titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
+        (src / "index.md").write_text(index_md(titles, list(solutions), decks), encoding="utf-8")
+        sphinx = start_sphinx(src, out, pub)
+        for rel in chapter:  # while Sphinx works on the site
+            write_slides(notebooks[rel], pub, rel, decks, out)
+        status = sphinx.wait()
     if status:
         print("sphinx-build failed (warnings count as errors)", file=sys.stderr)
         return status
