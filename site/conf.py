@@ -1,9 +1,9 @@
 """Sphinx settings of the chapter's site, built by `make chapter` (tools/chapter.py build).
 
-tools/chapter.py copies this file into a fresh source folder next to freshly executed copies
-of the notebooks, an index.md it writes, and assets/ (MathJax 3 from node_modules, the Colab
-badge). It sets ``project`` and the repository address and branch from pyproject.toml with
-``-D`` overrides, so nothing here names the repository.
+tools/chapter.py copies this folder into a fresh source folder next to freshly executed
+copies of the notebooks and an index.md it writes, and adds to assets/ MathJax 3 from
+node_modules and the Colab badge. It sets ``project`` and the repository address and
+branch from pyproject.toml with ``-D`` overrides, so nothing here names the repository.
 """
 
 project = "Multi-head and cross-attention"  # replaced by the chapter's title
@@ -21,8 +21,10 @@ myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_dmath_double_inline = True  # $$...$$ inside a paragraph is displayed math
 myst_heading_anchors = 3
 
-# MathJax 3 from npm, served with the site (not named _static: see tools/chapter.py).
+# assets/: chapter.css from here, MathJax 3 from npm (tools/chapter.py copies it in). A
+# folder named _static would make Sphinx load every MathJax file as a script.
 html_static_path = ["assets"]
+html_css_files = ["chapter.css"]
 mathjax_path = "mathjax/tex-chtml.js"
 
 html_theme = "sphinx_book_theme"

@@ -70,8 +70,7 @@ fill="#b35900"/><circle cx="8" cy="10" r="4.5" fill="none" stroke="#f9ab00" stro
 <text x="70" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
 text-anchor="middle">Open in Colab</text></svg>
 """
-WIDGET_NOTE = ("An interactive widget: it runs when you run this notebook in Jupyter or Colab "
-               "(the plain call below shows one result).")
+WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
 # nbconvert's reveal template without the mermaid loader (it imports from a CDN), and with
 # each figure's alt text from its cell's metadata (as myst-nb reads it for the site).
 SLIDES_TEMPLATE = """{%- extends 'reveal/index.html.j2' -%}
