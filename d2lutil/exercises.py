@@ -1,0 +1,497 @@
+"""Exercises that answer back: ``check``, ``hint`` and ``solution``.
+
+The exercises of notebook ``NN`` are ``ex1``, ``ex2``, ... in ``d2lutil.exercises_nbNN``,
+each an :class:`Exercise`. In a notebook::
+
+    from d2lutil.exercises_nb01 import ex1
+
+    best_error = ...        # the placeholder the student replaces
+    ex1.check(best_error)   # says "correct", or what is off, or "not answered yet"
+    ex1.hint()              # the next hint; ex1.hint(2) asks for a given one
+    ex1.solution()          # the worked answer
+
+``check`` never raises, whatever it is given: a wrong answer, a wrong type or a function
+that fails all end in a printed message. It says what is wrong without giving the answer
+away (wrong type or shape, wrong value, off by a factor, off by one) and returns a
+:class:`Verdict`, truthy exactly when every checked part is right, so a solutions notebook
+can ``assert ex1.check(...)``. In a notebook the verdict shows nothing beyond the message.
+
+An exercise has one *part* per answer it asks for, each with a checker: a function that
+takes the answer and returns when it is right, or raises :class:`Wrong` with a message for
+the student (or :class:`NotAnswered`). The checkers below cover the common cases and accept
+every correct form: ints and floats, lists, tuples, NumPy arrays and tensors, within a
+tolerance. A question that asks for an explanation is *open-ended*: nothing checks it; it
+has hints and a solution only (an exercise without parts, or the ``open_part`` of one).
+"""
+
+import math
+import numbers
+import textwrap
+
+import numpy as np
+
+__all__ = [
+    "Exercise",
+    "Verdict",
+    "Wrong",
+    "NotAnswered",
+    "number",
+    "numbers_close",
+    "integer",
+    "truth",
+    "word",
+    "exception_type",
+    "function",
+]
+
+WIDTH = 88
+FACTORS = (2, 3, 4, 5, 8, 10, 100, 1000)
+
+
+class Wrong(Exception):
+    """Raised by a checker: the answer is wrong; the message says how, not what is right."""
+
+
+class NotAnswered(Exception):
+    """Raised by a checker when the answer is (or holds) the placeholder ``...`` or None."""
+
+
+class Verdict:
+    """The result of ``Exercise.check``: truthy exactly when the answer is correct.
+
+    It compares equal to ``True`` or ``False``. Jupyter displays nothing for it, because
+    ``check`` has printed the message already; elsewhere its repr is ``True`` or ``False``.
+    """
+
+    __slots__ = ("correct", "message")
+
+    def __init__(self, correct, message):
+        self.correct = bool(correct)
+        self.message = message
+
+    def __bool__(self):
+        return self.correct
+
+    def __eq__(self, other):
+        if isinstance(other, (bool, np.bool_, Verdict)):
+            return self.correct == bool(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.correct)
+
+    def __repr__(self):
+        return repr(self.correct)
+
+    def _ipython_display_(self):
+        """Show nothing: the message is printed by ``check``."""
+
+
+def _is_placeholder(answer):
+    if answer is Ellipsis or answer is None:
+        return True
+    if isinstance(answer, (list, tuple)):
+        return any(_is_placeholder(a) for a in answer)
+    if isinstance(answer, dict):
+        return any(_is_placeholder(a) for a in answer.values())
+    return False
+
+
+def _say(text):
+    """Print ``text`` wrapped to WIDTH columns, paragraph by paragraph."""
+    paragraphs = text.split("\n")
+    print("\n".join(textwrap.fill(p, WIDTH, subsequent_indent="  " if p.startswith("- ")
+                                  else "") if p.strip() else p for p in paragraphs))
+
+
+class Exercise:
+    """One exercise of a notebook, with ``check``, ``hint`` and ``solution``.
+
+    Parameters
+    ----------
+    number : int
+        The exercise's number in its notebook (``ex1`` is 1).
+    parts : list of (name, checker)
+        One entry per answer ``check`` takes, in order; ``name`` says what the answer is
+        ("error of the even split"), ``checker`` is one of this module's checkers or any
+        function that raises :class:`Wrong` or :class:`NotAnswered`. No parts: the
+        exercise is open-ended.
+    hints : list of str
+        At least one hint, from gentle to nearly the answer.
+    solution : str
+        The worked answer.
+    open_part : str, optional
+        The open-ended part of an otherwise checked exercise ("why a test misses it"),
+        named after a correct answer so the student compares it with the solution.
+    """
+
+    def __init__(self, number, parts, *, hints, solution, open_part=None):
+        if not isinstance(number, int) or number < 1:
+            raise ValueError(f"number must be a positive int, got {number!r}")
+        parts = list(parts)
+        for part in parts:
+            if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], str)
+                    and callable(part[1])):
+                raise TypeError(f"each part must be a (name, checker) pair, got {part!r}")
+        hints = list(hints)
+        if not hints or not all(isinstance(h, str) and h.strip() for h in hints):
+            raise ValueError("hints must be a non-empty list of non-empty strings")
+        if not isinstance(solution, str) or not solution.strip():
+            raise ValueError("solution must be a non-empty string")
+        self.number = number
+        self.parts = parts
+        self.hints = hints
+        self._solution = solution
+        self.open_part = open_part
+        self._next_hint = 1
+
+    @property
+    def name(self):
+        return f"ex{self.number}"
+
+    @property
+    def open_ended(self):
+        """True when nothing of the exercise can be checked (no parts)."""
+        return not self.parts
+
+    def __repr__(self):
+        kind = "open-ended" if self.open_ended else (
+            f"checked, {len(self.parts)} answer{'s' if len(self.parts) > 1 else ''}")
+        return (f"<Exercise {self.number} ({kind}): {self.name}.check(...), "
+                f"{self.name}.hint(), {self.name}.solution()>")
+
+    # --- check ----------------------------------------------------------------------------
+
+    def check(self, *answers):
+        """Print whether ``answers`` are right, or what is off; return a :class:`Verdict`.
+
+        Give one answer per part, in order. Never raises.
+        """
+        try:
+            correct, message = self._check(answers)
+        except Exception as error:  # a bug in a checker must not stop "Run all"
+            correct, message = False, (f"Exercise {self.number}: could not check this answer "
+                                       f"({type(error).__name__}: {error}).")
+        _say(message)
+        return Verdict(correct, message)
+
+    def _check(self, answers):
+        head = f"Exercise {self.number}"
+        if self.open_ended:
+            if not answers or all(_is_placeholder(a) for a in answers):
+                return False, (f"{head} (open-ended) is not answered yet: write your "
+                               "explanation in place of the ... (as a string), then run the "
+                               f"cell again. {self.name}.hint() gives a hint.")
+            return False, (f"{head} is open-ended: no check can grade an explanation. Compare "
+                           f"yours with {self.name}.solution().")
+        if len(answers) != len(self.parts):
+            names = ", ".join(name for name, _ in self.parts)
+            dots = ", ".join(["..."] * len(self.parts))
+            return False, (f"{head} asks for {len(self.parts)} answer"
+                           f"{'s' if len(self.parts) > 1 else ''} ({names}), got "
+                           f"{len(answers)}: {self.name}.check({dots}).")
+        results = [self._check_part(checker, answer)
+                   for (_, checker), answer in zip(self.parts, answers, strict=True)]
+        if all(r == "not answered yet" for r in results):
+            each = "each ..." if len(self.parts) > 1 else "the ..."
+            return False, (f"{head} is not answered yet: replace {each} with your answer and "
+                           "run the cell.")
+        correct = all(r == "correct" for r in results)
+        if correct:
+            message = f"{head}: correct."
+            if self.open_part:
+                message += (f" The open-ended part ({self.open_part}) no check can grade: "
+                            f"compare your reasoning with {self.name}.solution().")
+            return True, message
+        if len(self.parts) == 1:
+            return False, f"{head}: {results[0]}.{self._try_again()}"
+        lines = [f"{head}:"] + [f"- {name}: {r}" for (name, _), r in
+                                zip(self.parts, results, strict=True)]
+        return False, "\n".join(lines) + "\n" + self._try_again().strip()
+
+    def _try_again(self):
+        return f" Try again, or {self.name}.hint() for a hint."
+
+    @staticmethod
+    def _check_part(checker, answer):
+        if _is_placeholder(answer):
+            return "not answered yet"
+        try:
+            checker(answer)
+        except NotAnswered:
+            return "not answered yet"
+        except Wrong as wrong:
+            return f"not right yet: {wrong}"
+        except Exception as error:
+            return f"could not check this answer ({type(error).__name__}: {error})"
+        return "correct"
+
+    # --- hints and solution ---------------------------------------------------------------
+
+    def hint(self, level=None):
+        """Print a hint: the next one at each call, or hint number ``level`` (from 1)."""
+        count = len(self.hints)
+        if level is None:
+            level = self._next_hint
+        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= count:
+            _say(f"Exercise {self.number} has {count} hint{'s' if count > 1 else ''}: "
+                 f"{self.name}.hint() for the next one, or {self.name}.hint(1)"
+                 + (f" to {self.name}.hint({count})." if count > 1 else "."))
+            return
+        self._next_hint = min(level + 1, count)
+        more = (f" ({self.name}.hint() again for the next one.)" if level < count else "")
+        _say(f"Exercise {self.number}, hint {level} of {count}: {self.hints[level - 1]}{more}")
+
+    def solution(self):
+        """Print the worked answer."""
+        _say(f"Exercise {self.number}, solution: {self._solution}")
+
+
+# --- reading answers --------------------------------------------------------------------------
+
+def _kind(answer):
+    return type(answer).__name__
+
+
+def as_array(answer):
+    """The answer as a float64 NumPy array: numbers, nested lists and tuples, arrays, tensors."""
+    if isinstance(answer, (str, bytes)):
+        raise Wrong(f"expected numbers, got a string ({answer!r}); write them without quotes")
+    if hasattr(answer, "detach") and hasattr(answer, "cpu"):  # a torch tensor
+        answer = answer.detach().cpu().numpy()
+    try:
+        raw = np.asarray(answer)
+    except ValueError:
+        raise Wrong("expected numbers in rows of equal length") from None
+    if raw.dtype.kind == "b":
+        raise Wrong("expected numbers, got True/False values")
+    if raw.dtype.kind in "USO":
+        if raw.dtype.kind in "US" or any(isinstance(a, (str, bytes, bool, np.bool_))
+                                        for a in raw.flat):
+            raise Wrong(f"expected numbers, got a {_kind(answer)} holding other things")
+        try:  # e.g. a list of 0-d tensors
+            raw = np.asarray([float(a) for a in raw.flat], dtype=float).reshape(raw.shape)
+        except (TypeError, ValueError):
+            raise Wrong(f"expected numbers, got a {_kind(answer)} holding other things") from None
+    if raw.dtype.kind == "c":
+        raise Wrong("expected real numbers, got complex ones")
+    if raw.dtype.kind not in "iuf":
+        raise Wrong(f"expected numbers, got a {_kind(answer)}")
+    array = raw.astype(float)
+    if not np.isfinite(array).all():
+        raise Wrong("not every number is finite (inf or nan)")
+    return array
+
+
+def as_float(answer):
+    """One number from an int, float, NumPy scalar, one-element list, array or tensor."""
+    if isinstance(answer, numbers.Number) and not isinstance(answer, (bool, np.bool_)):
+        if isinstance(answer, numbers.Complex) and not isinstance(answer, numbers.Real):
+            raise Wrong("expected a real number, got a complex one")
+        value = float(answer)
+        if not math.isfinite(value):
+            raise Wrong(f"expected a finite number, got {value}")
+        return value
+    array = as_array(answer)
+    if array.size != 1:
+        raise Wrong(f"expected one number, got {array.size} (shape {array.shape})")
+    return float(array.reshape(()))
+
+
+def _close(x, expected, atol, rtol):
+    return abs(x - expected) <= atol + rtol * abs(expected)
+
+
+def _how_far(x, expected, rtol=0.02):
+    """How a wrong number relates to the right one, without saying the right one."""
+    if expected != 0 and x != 0:
+        ratio = x / expected
+        if abs(ratio + 1) < rtol:
+            return "right in size but of the wrong sign"
+        for factor in FACTORS:
+            if abs(ratio / factor - 1) < rtol:
+                return f"too large by a factor of about {factor}"
+            if abs(ratio * factor - 1) < rtol:
+                return f"too small by a factor of about {factor}"
+        if 0 < expected < 1 and abs(x - math.sqrt(expected)) < rtol * math.sqrt(expected):
+            return "close to the square root of the right value"
+        if 0 < expected < 1 and abs(x - expected ** 2) < rtol * expected ** 2:
+            return "close to the square of the right value"
+    if float(x).is_integer() and float(expected).is_integer() and abs(x - expected) == 1:
+        return "off by one"
+    return "not the right value"
+
+
+def _mistake(x, mistakes, close):
+    for value, message in mistakes:
+        if close(value):
+            return message
+    return None
+
+
+# --- checkers -------------------------------------------------------------------------
+
+def number(expected, *, atol=0.0, rtol=1e-6, mistakes=()):
+    """A checker for one number: ``|answer - expected| <= atol + rtol * |expected|``.
+
+    ``mistakes`` is a list of (wrong value, message): an answer close to a typical wrong
+    value gets that message instead of a generic one.
+    """
+    def check(answer):
+        x = as_float(answer)
+        if _close(x, expected, atol, rtol):
+            return
+        message = _mistake(x, mistakes, lambda v: _close(x, v, atol, rtol))
+        raise Wrong(message or f"{x:.6g} is {_how_far(x, expected)}")
+
+    return check
+
+
+def integer(expected, *, mistakes=(), what="count"):
+    """A checker for a whole number (``9327``, ``9327.0``, a NumPy int or a tensor)."""
+    def check(answer):
+        x = as_float(answer)
+        if not x.is_integer():
+            raise Wrong(f"a {what} is a whole number, got {x:g}")
+        if x == expected:
+            return
+        message = _mistake(x, mistakes, lambda v: x == v)
+        raise Wrong(message or f"{x:.0f} is {_how_far(x, expected)}")
+
+    return check
+
+
+def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, mistakes=()):
+    """A checker for an array of numbers (list, tuple, NumPy array or tensor).
+
+    The shape must be ``expected``'s (extra axes of length 1 are allowed). With
+    ``any_order`` the numbers may come in any order. ``mistakes``: (wrong array, message).
+    """
+    expected = np.asarray(expected, dtype=float)
+
+    def check(answer):
+        x = as_array(answer)
+        if x.size != expected.size or np.squeeze(x).shape != np.squeeze(expected).shape:
+            raise Wrong(f"wrong shape: expected {tuple(expected.shape)}, got {tuple(x.shape)}")
+        x = x.reshape(expected.shape)
+        want = expected
+        if any_order:
+            x, want = np.sort(x, axis=None), np.sort(want, axis=None)
+        ok = np.abs(x - want) <= atol + rtol * np.abs(want)
+        if ok.all():
+            return
+        for value, message in mistakes:
+            value = np.asarray(value, dtype=float)
+            if value.shape == want.shape and np.allclose(
+                    np.sort(value, axis=None) if any_order else value,
+                    x, atol=atol, rtol=rtol):
+                raise Wrong(message)
+        bad = int((~ok).sum())
+        diff = x - want
+        if np.allclose(diff, diff.flat[0]) and float(diff.flat[0]).is_integer():
+            raise Wrong(f"every number is off by {diff.flat[0]:+g}")
+        nonzero = (want != 0) & (x != 0)
+        if nonzero.all():
+            how = _how_far(float(x.flat[0]), float(want.flat[0]))
+            if how.startswith("too") and np.allclose(x / want, x.flat[0] / want.flat[0],
+                                                     rtol=0.02):
+                raise Wrong(f"every number is {how}")
+        where = "" if any_order else f"; the first at index {np.argwhere(~ok)[0].tolist()}"
+        raise Wrong(f"{bad} of {want.size} numbers are wrong{where}")
+
+    return check
+
+
+_YES = {"yes", "true", "y"}
+_NO = {"no", "false", "n"}
+
+
+def truth(expected, *, wrong_message=None):
+    """A checker for a yes/no answer: True/False, a NumPy or 0-d tensor bool, "yes"/"no"."""
+    def check(answer):
+        if isinstance(answer, str):
+            text = answer.strip().lower()
+            if text not in _YES | _NO:
+                raise Wrong(f"expected True or False, got the string {answer!r}")
+            value = text in _YES
+        elif isinstance(answer, (bool, np.bool_)):
+            value = bool(answer)
+        elif hasattr(answer, "dtype") and str(answer.dtype) in ("bool", "torch.bool") and (
+                getattr(answer, "ndim", 0) == 0):
+            value = bool(answer)
+        else:
+            raise Wrong(f"expected True or False, got a {_kind(answer)}")
+        if value != expected:
+            raise Wrong(wrong_message or "that is the wrong way round")
+
+    return check
+
+
+def word(expected, choices, *, mistakes=()):
+    """A checker for one word out of ``choices`` (case and spaces ignored)."""
+    choices = [c.lower() for c in choices]
+
+    def check(answer):
+        if not isinstance(answer, str):
+            raise Wrong(f"expected a string, one of {choices}, got a {_kind(answer)}")
+        text = answer.strip().lower()
+        if text not in choices:
+            raise Wrong(f"expected one of {choices}, got {answer!r}")
+        if text != expected.lower():
+            raise Wrong(dict(mistakes).get(text, f"{text!r} is not right"))
+
+    return check
+
+
+def exception_type(expected):
+    """A checker for an exception: the class, an instance of it, or its name as a string."""
+    def check(answer):
+        if isinstance(answer, type) and issubclass(answer, BaseException):
+            name = answer.__name__
+        elif isinstance(answer, BaseException):
+            name = type(answer).__name__
+        elif isinstance(answer, str):
+            name = answer.strip()
+        elif isinstance(answer, bool) or answer is None:
+            raise Wrong("expected an exception class such as KeyError (something is raised)"
+                        if answer in (False, None) else
+                        "expected an exception class such as KeyError, not True")
+        else:
+            raise Wrong(f"expected an exception class such as KeyError, got a {_kind(answer)}")
+        if name != expected.__name__:
+            raise Wrong(f"{name} is not what is raised")
+
+    return check
+
+
+def function(reference, cases, *, result_checker, describe=repr):
+    """A checker for a function the student writes: it must agree with ``reference``.
+
+    ``cases`` is a list of argument tuples, or a function returning one (built only when
+    a check runs). For each case, ``result_checker(reference(*case))`` checks the
+    student's result; the message names the first case that fails (via ``describe``) and
+    how many fail, never the right result.
+    """
+    def check(answer):
+        if not callable(answer):
+            raise Wrong(f"expected a function, got a {_kind(answer)}")
+        failures = []
+        all_cases = cases() if callable(cases) else cases
+        for case in all_cases:
+            try:
+                result = answer(*case)
+            except Exception as error:
+                raise Wrong(f"your function raised {type(error).__name__} ({error}) for "
+                            f"{describe(case)}") from None
+            if _is_placeholder(result):
+                raise NotAnswered
+            try:
+                result_checker(reference(*case))(result)
+            except Wrong as wrong:
+                failures.append((case, str(wrong)))
+        if failures:
+            case, why = failures[0]
+            raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
+                        f"{len(all_cases)} cases tried")
+
+    return check

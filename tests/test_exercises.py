@@ -1,0 +1,266 @@
+"""Unit tests of d2lutil.exercises, the mechanism behind the chapter's exercises.
+
+The exercises of each notebook are tested in tests/test_exercises_nbNN.py, against answers
+the tests compute by their own route; tests/test_exercise_cells.py ties them to the
+notebooks' starter cells and solutions.
+"""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from d2lutil import exercises as E
+
+
+def simple(*parts, **kwargs):
+    kwargs.setdefault("hints", ["first hint", "second hint"])
+    kwargs.setdefault("solution", "the worked answer")
+    return E.Exercise(7, list(parts), **kwargs)
+
+
+def ok(checker, answer):
+    """True when ``checker`` accepts ``answer``; the message of ``Wrong`` otherwise."""
+    try:
+        checker(answer)
+    except E.Wrong as wrong:
+        return str(wrong)
+    return True
+
+
+# --- the verdict and the messages -----------------------------------------------------------
+
+def test_verdict_is_truthy_exactly_when_correct_and_equals_bools():
+    right, wrong = E.Verdict(True, "m"), E.Verdict(False, "m")
+    assert right and not wrong
+    assert right == True and wrong == False and right != False  # noqa: E712
+    assert repr(right) == "True" and repr(wrong) == "False"
+    assert right.message == "m"
+
+
+def test_verdict_displays_nothing_in_ipython():
+    # IPython calls _ipython_display_ instead of showing the repr: the printed message
+    # is the only output of a starter cell.
+    assert E.Verdict(False, "m")._ipython_display_() is None
+
+
+def test_check_prints_not_answered_yet_for_placeholders(capsys):
+    ex = simple(("a", E.number(1.0)), ("b", E.number(2.0)))
+    for answers in [(..., ...), (None, ...), ((..., 1), None)]:
+        verdict = ex.check(*answers)
+        assert verdict == False  # noqa: E712
+        assert "Exercise 7 is not answered yet" in capsys.readouterr().out
+
+
+def test_check_reports_each_part(capsys):
+    ex = simple(("first", E.number(1.0)), ("second", E.number(2.0)))
+    assert not ex.check(1.0, ...)
+    out = capsys.readouterr().out
+    assert "- first: correct" in out and "- second: not answered yet" in out
+    assert not ex.check(3.0, 2.0)
+    out = capsys.readouterr().out
+    assert "- first: not right yet: 3 is too large by a factor of about 3" in out
+    assert "ex7.hint()" in out
+    assert ex.check(1, torch.tensor(2.0))
+    assert capsys.readouterr().out == "Exercise 7: correct.\n"
+
+
+def test_check_wants_one_answer_per_part(capsys):
+    ex = simple(("first", E.number(1.0)), ("second", E.number(2.0)))
+    assert not ex.check(1.0)
+    assert "asks for 2 answers (first, second), got 1" in capsys.readouterr().out
+
+
+def test_check_never_raises(capsys):
+    def broken(answer):
+        raise RuntimeError("bug in a checker")
+
+    ex = simple(("x", broken))
+    assert not ex.check(1.0)
+    assert "could not check this answer (RuntimeError: bug in a checker)" in (
+        capsys.readouterr().out)
+    ex = simple(("x", E.number(1.0)))
+    for strange in [object(), "1.0", [1, "a"], {1: 2}, float("nan"), [[1], [1, 2]], 1j, True]:
+        assert not ex.check(strange)
+        assert "not right yet" in capsys.readouterr().out
+
+
+def test_open_ended_exercise_has_no_check_but_hints_and_solution(capsys):
+    ex = simple()
+    assert ex.open_ended
+    assert not ex.check(...)
+    assert "(open-ended) is not answered yet" in capsys.readouterr().out
+    assert not ex.check("because the softmax must spend its weight")
+    assert "open-ended: no check can grade" in capsys.readouterr().out
+    ex.solution()
+    assert capsys.readouterr().out == "Exercise 7, solution: the worked answer\n"
+
+
+def test_open_part_is_named_after_a_correct_answer(capsys):
+    ex = simple(("x", E.number(1.0)), open_part="why it holds")
+    assert ex.check(1.0)
+    out = capsys.readouterr().out
+    assert "correct" in out and "open-ended part (why it holds)" in out
+    assert "ex7.solution()" in out
+
+
+def test_hints_come_one_after_another_and_by_level(capsys):
+    ex = simple(("x", E.number(1.0)))
+    ex.hint()
+    assert "hint 1 of 2: first hint" in capsys.readouterr().out
+    ex.hint()
+    assert "hint 2 of 2: second hint" in capsys.readouterr().out
+    ex.hint()  # stays at the last one
+    assert "hint 2 of 2" in capsys.readouterr().out
+    ex.hint(1)
+    assert "hint 1 of 2" in capsys.readouterr().out
+    for bad in (0, 3, "1", True):
+        ex.hint(bad)
+        assert "has 2 hints" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"number": 0}, "number must be a positive int"),
+    ({"parts": [("x", 1.0)]}, "each part must be a"),
+    ({"hints": []}, "hints must be a non-empty list"),
+    ({"solution": ""}, "solution must be a non-empty string"),
+])
+def test_exercise_rejects_bad_arguments(kwargs, message):
+    arguments = {"number": 1, "parts": [], "hints": ["h"], "solution": "s"} | kwargs
+    with pytest.raises((TypeError, ValueError), match=message):
+        E.Exercise(arguments.pop("number"), arguments.pop("parts"), **arguments)
+
+
+# --- the checkers ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    0.25, 1 / 4, np.float32(0.25), np.array(0.25), torch.tensor(0.25),
+    torch.tensor([0.25]), [0.25], torch.tensor(0.25, requires_grad=True)])
+def test_number_accepts_every_form(answer):
+    assert ok(E.number(0.25), answer) is True
+
+
+@pytest.mark.parametrize(("answer", "message"), [
+    (0.5, "too large by a factor of about 2"),
+    (0.025, "too small by a factor of about 10"),
+    (-0.25, "wrong sign"),
+    (0.26, "not the right value"),
+    ("0.25", "got a string"),
+    (True, "True/False"),
+    ([0.25, 0.25], "expected one number, got 2"),
+    (float("inf"), "finite"),
+])
+def test_number_says_what_is_off(answer, message):
+    assert message in ok(E.number(0.25), answer)
+
+
+def test_number_spots_a_square_root_or_a_square():
+    assert ok(E.number(0.3), 0.3 ** 0.5) == (
+        "0.547723 is close to the square root of the right value")
+    assert ok(E.number(0.3), 0.09) == "0.09 is close to the square of the right value"
+
+
+def test_number_tolerance_and_mistakes():
+    check = E.number(2 / 3, atol=0.005, mistakes=[(0.5, "the two-position answer")])
+    assert ok(check, 0.667) is True and ok(check, 0.663) is True
+    assert "not the right value" in ok(check, 0.68)
+    assert ok(check, 0.502) == "the two-position answer"
+    assert "square root" in ok(E.number(0.2, atol=0.005), 0.2 ** 0.5)
+
+
+def test_integer_wants_a_whole_number():
+    check = E.integer(15, mistakes=[(10, "the diagonal is missing")])
+    for answer in (15, 15.0, np.int64(15), torch.tensor(15)):
+        assert ok(check, answer) is True
+    assert "whole number, got 15.5" in ok(check, 15.5)
+    assert ok(check, 16) == "16 is off by one"
+    assert ok(check, 10) == "the diagonal is missing"
+    assert "factor of about 3" in ok(check, 45)
+
+
+def test_numbers_close_shape_order_and_offsets():
+    check = E.numbers_close([[1, 2, 3], [1, 2, 3]])
+    assert ok(check, torch.tensor([[1, 2, 3], [1, 2, 3]])) is True
+    assert ok(check, np.array([[[1.0, 2.0, 3.0]], [[1.0, 2.0, 3.0]]])) is True  # extra axis
+    assert ok(check, [(1, 2, 3), (1, 2, 3)]) is True
+    assert "wrong shape: expected (2, 3), got (3,)" in ok(check, [1, 2, 3])
+    assert ok(check, [[0, 1, 2], [0, 1, 2]]) == "every number is off by -1"
+    assert ok(check, [[2, 4, 6], [2, 4, 6]]) == ("every number is too large by a factor "
+                                                 "of about 2")
+    assert "1 of 6 numbers are wrong; the first at index [1, 2]" in ok(
+        check, [[1, 2, 3], [1, 2, 4]])
+    assert "True/False" in ok(check, [[True] * 3] * 2)
+    unordered = E.numbers_close([1, 2, 3], any_order=True)
+    assert ok(unordered, (3, 1, 2)) is True
+    assert "numbers are wrong" in ok(unordered, (3, 1, 1))
+    assert ok(E.numbers_close([1, 2], mistakes=[([2, 1], "swapped")]), [2, 1]) == "swapped"
+
+
+def test_truth_accepts_bools_and_yes_no():
+    check = E.truth(False, wrong_message="look again")
+    for answer in (False, np.bool_(False), torch.tensor(False), "no", " False "):
+        assert ok(check, answer) is True
+    assert ok(check, True) == "look again"
+    assert "expected True or False" in ok(check, 0)
+    assert "expected True or False" in ok(check, "maybe")
+
+
+def test_word_ignores_case_and_names_the_choices():
+    check = E.word("split", ["sharp", "split", "diffuse"], mistakes=[("sharp", "one copy?")])
+    assert ok(check, " Split") is True
+    assert ok(check, "sharp") == "one copy?"
+    assert "'diffuse' is not right" in ok(check, "diffuse")
+    assert "expected one of" in ok(check, "spread")
+    assert "expected a string" in ok(check, 1)
+
+
+def test_exception_type_accepts_class_instance_and_name():
+    check = E.exception_type(ValueError)
+    for answer in (ValueError, ValueError("x"), "ValueError"):
+        assert ok(check, answer) is True
+    assert "TypeError is not what is raised" in ok(check, TypeError)
+    assert "something is raised" in ok(check, None)
+    assert "got a int" in ok(check, 3)
+
+
+def test_function_checks_cases_and_never_names_the_result():
+    check = E.function(lambda a, b: a * b, [(2, 3), (4, 5), (1, 7)],
+                       result_checker=E.number)
+    assert ok(check, lambda a, b: b * a) is True
+    assert ok(check, lambda a, b: float(a * b)) is True
+    message = ok(check, lambda a, b: a + b)
+    assert message.startswith("wrong for (2, 3)") and "wrong in 3 of 3" in message
+    assert "6" not in message.split("(")[2]  # the right product of the first case
+    assert "factor of about 2" in ok(check, lambda a, b: 2 * a * b)
+    assert "raised ZeroDivisionError" in ok(check, lambda a, b: a / 0)
+    assert "expected a function" in ok(check, 6)
+    with pytest.raises(E.NotAnswered):
+        check(lambda a, b: ...)
+
+
+def test_function_builds_lazy_cases_only_when_checking():
+    built = []
+
+    def cases():
+        built.append(1)
+        return [(1,)]
+
+    check = E.function(lambda x: x, cases, result_checker=E.number)
+    assert built == []
+    assert ok(check, lambda x: x) is True and built == [1]
+
+
+# --- every notebook's exercises --------------------------------------------------------------
+
+def test_importing_the_exercises_stays_light():
+    code = ("import sys, d2lutil.exercises, glob, importlib, pathlib; "
+            "[importlib.import_module('d2lutil.' + pathlib.Path(p).stem) for p in "
+            "sorted(glob.glob(str(pathlib.Path(d2lutil.__file__).parent / 'exercises_nb*.py')))]; "
+            "print(sorted(m for m in ('d2l', 'torchvision', 'pandas', 'scipy', 'IPython') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[]"
+    assert out.stderr == ""
