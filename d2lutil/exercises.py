@@ -200,8 +200,9 @@ class Exercise:
         if correct:
             message = f"{head}: correct."
             if self.open_part:
-                message += (f" The open-ended part ({self.open_part}) no check can grade: "
-                            f"compare your reasoning with {self.name}.solution().")
+                part = self.open_part[:1].upper() + self.open_part[1:]
+                message += (f" {part} is open-ended, so no check grades it: compare your "
+                            f"reasoning with {self.name}.solution().")
             return True, message
         if len(self.parts) == 1:
             return False, f"{head}: {results[0]}.{self._try_again()}"
@@ -331,18 +332,32 @@ def _mistake(x, mistakes, close):
 
 # --- checkers -------------------------------------------------------------------------
 
-def number(expected, *, atol=0.0, rtol=1e-6, mistakes=()):
+def number(expected, *, atol=0.0, rtol=1e-6, factor=None, mistakes=()):
     """A checker for one number: ``|answer - expected| <= atol + rtol * |expected|``.
 
-    ``mistakes`` is a list of (wrong value, message): an answer close to a typical wrong
-    value gets that message instead of a generic one.
+    With ``factor`` (> 1, for a positive ``expected`` that is only an estimate, such as a
+    threshold) it accepts any answer between ``expected / factor`` and
+    ``expected * factor`` instead. ``mistakes`` is a list of (wrong value, message): an
+    answer close to a typical wrong value gets that message instead of a generic one.
     """
+    if factor is not None and not (factor > 1 and expected > 0):
+        raise ValueError(f"factor must be > 1 with a positive expected value, got factor "
+                         f"{factor!r} and expected {expected!r}")
+
+    def close(x, value):
+        if factor is None:
+            return _close(x, value, atol, rtol)
+        return value / factor <= x <= value * factor if x > 0 else False
+
     def check(answer):
         x = as_float(answer)
-        if _close(x, expected, atol, rtol):
+        if close(x, expected):
             return
-        message = _mistake(x, mistakes, lambda v: _close(x, v, atol, rtol))
-        raise Wrong(message or f"{x:.6g} is {_how_far(x, expected)}")
+        if factor is None:
+            message = _mistake(x, mistakes, lambda v: close(x, v))
+        else:  # typical wrong values are themselves estimates: within 10 %
+            message = _mistake(x, mistakes, lambda v: abs(x - v) <= 0.1 * abs(v))
+        raise Wrong(message or f"{x:.6g} is {_how_far(x, expected, rtol=0.1 if factor else 0.02)}")
 
     return check
 
