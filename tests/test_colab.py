@@ -32,14 +32,19 @@ def publication():
     return colab.load_publication(ROOT / "pyproject.toml")
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=name_of)
-def test_notebook_agrees_with_pyproject(path, publication):
-    rel = name_of(path)
+@pytest.fixture(scope="module")
+def navigation():
+    """Every notebook's previous/next links (read once: it reads every notebook's title)."""
     try:
-        nav = colab.navigation(ROOT)
-    except colab.StampError as e:
+        return colab.navigation(ROOT)
+    except book.NotebookError as e:
         pytest.fail(f"cannot work out the navigation links: {e}")
-    problems = colab.check(book.read(path), rel, publication, nav[rel])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=name_of)
+def test_notebook_agrees_with_pyproject(path, publication, navigation):
+    rel = name_of(path)
+    problems = colab.check(book.read(path), rel, publication, navigation[rel])
     assert not problems, "\n".join(problems)
 
 
