@@ -18,6 +18,7 @@ chromium) the test is skipped locally; with the environment variable CI set, it 
 
 import contextlib
 import io
+import itertools
 import os
 import pathlib
 import re
@@ -167,6 +168,8 @@ PAGE_STATE = """() => ({
       .map(a => a.href),
   text: document.querySelector('article').innerText,
   widgetNotes: document.querySelectorAll('.widget-note').length,
+  headings: Array.from(document.querySelectorAll('article h1, article h2, article h3, '
+      + 'article h4, article h5, article h6')).map(h => [Number(h.tagName[1]), h.innerText]),
 })"""
 
 
@@ -231,6 +234,11 @@ def test_every_page(site, tab, kind):
         # The outline of the page: its sections, down to Recap, Exercises and References.
         if kind == "chapter":
             assert state["outline"][-3:] == ["Recap", "Exercises", "References"], where
+        # Headings in order: one title, and no level skipped on the way down.
+        levels = [level for level, _ in state["headings"]]
+        assert levels[:1] == [1] and levels.count(1) == 1, (where, state["headings"])
+        skips = [h for (a, _), h in itertools.pairwise(state["headings"]) if h[0] > a + 1]
+        assert not skips, f"{where}: headings that skip a level: {skips}"
         # Formulas: every one typeset, none left as raw TeX.
         assert state["typeset"] == state["math"], f"{where}: untypeset formulas"
         assert state["mathErrors"] == 0 and state["rawMath"] == [], (where, state["rawMath"])
