@@ -239,10 +239,11 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
         src = pathlib.Path(tmp) / "src"
         shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__"))
         copy_assets(SITE_ASSETS, src / "assets")
-        if out.exists():
-            shutil.rmtree(out)
-        (out / "slides").mkdir(parents=True)
-        copy_assets(SLIDE_ASSETS, out / "slides" / "assets")
+        # Built beside src, then moved to out: myst-nb writes a jupyter_execute folder
+        # next to the output folder, which must not be left beside out.
+        html = pathlib.Path(tmp) / "html"
+        (html / "slides").mkdir(parents=True)
+        copy_assets(SLIDE_ASSETS, html / "slides" / "assets")
         notebooks = {}
         for rel, path in {**chapter, **solutions}.items():
             start = time.perf_counter()
@@ -256,10 +257,15 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
         (src / "index.md").write_text(index_md(titles, list(solutions), decks), encoding="utf-8")
-        sphinx = start_sphinx(src, out, pub)
+        sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
-            write_slides(notebooks[rel], pub, rel, decks, out)
+            write_slides(notebooks[rel], pub, rel, decks, html)
         status = sphinx.wait()
+        if not status:
+            if out.exists():
+                shutil.rmtree(out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(html, out)
     if status:
         print("sphinx-build failed (warnings count as errors)", file=sys.stderr)
         return status
