@@ -1,0 +1,121 @@
+"""The checks of notebook 05's exercises, against answers computed here by another route.
+
+The letter vectors are the task's (``alignment.letter_embeddings``); everything after them
+(scaled dot products, softmax, the regimes by their definition in notebook 5) is computed
+here in float64 NumPy, never read from d2lutil.exercises_nb05.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from d2lutil import alignment
+from d2lutil.exercises_nb05 import ex1, ex2, ex3
+
+SHARP, SPLIT_TOTAL, DIFFUSE = 0.8, 0.8, 0.5  # notebook 5's definitions of the regimes
+
+
+def weights(query_word, key_word, d, seed, scaled=True):
+    table = alignment.letter_embeddings(d, seed).double().numpy()
+    rows = [table[[ord(ch) - ord("a") for ch in word]] for word in (query_word, key_word)]
+    scores = rows[0] @ rows[1].T / (math.sqrt(d) if scaled else 1.0)
+    scores -= scores.max(axis=1, keepdims=True)
+    return np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+
+
+def regimes_hold(query_word, key_word, d, seed):
+    """Every letter shows the regime its number of copies in key_word predicts."""
+    w = weights(query_word, key_word, d, seed)
+    for row, letter in zip(w, query_word, strict=True):
+        copies = [j for j, ch in enumerate(key_word) if ch == letter]
+        if len(copies) == 1:
+            holds = row[copies[0]] >= SHARP
+        elif copies:
+            holds = row[copies].min() >= SPLIT_TOTAL / len(copies)
+        else:
+            holds = row.max() < DIFFUSE
+        if not holds:
+            return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def banana():
+    row = weights("a", "banana", 64, 0)[0]
+    copies = row[[1, 3, 5]]
+    regime = "split" if copies.min() >= SPLIT_TOTAL / 3 else "not split"
+    return copies, regime
+
+
+def test_ex1_accepts_the_computed_weights_in_several_forms(banana):
+    copies, regime = banana
+    assert ex1.check(copies, regime)
+    assert ex1.check(copies.mean(), regime.upper())
+    assert ex1.check(torch.tensor(copies.tolist()), f" {regime}")
+    assert ex1.check(1 / 3, regime)
+
+
+@pytest.mark.parametrize("answers", [
+    (1.0, "split"), (0.5, "split"), (1 / 6, "split"), ([0.5, 0.25, 0.25], "split"),
+    ([1 / 3, 1 / 3], "split"), (1 / 3, "sharp"), (1 / 3, "diffuse"), (1 / 3, "spread")])
+def test_ex1_refuses_typical_wrong_answers(answers):
+    assert not ex1.check(*answers)
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return {d: sum(regimes_hold("attention", "translation", d, seed) for seed in range(20))
+            for d in (128, 256)}
+
+
+@pytest.fixture(scope="module")
+def diffuse_shares():
+    """Share of 400 seeds (others than the notebook's) where e's row is diffuse."""
+    return [np.mean([weights("e", "translation", d, seed)[0].max() < DIFFUSE
+                     for seed in range(1000, 1400)]) for d in (16, 256)]
+
+
+def test_ex2_accepts_the_counted_answers(counts, diffuse_shares):
+    assert ex2.check(counts, diffuse_shares)
+    assert ex2.check((counts[128], counts[256]), np.array(diffuse_shares))
+    assert ex2.check(torch.tensor([counts[128], counts[256]]), (0.945, 0.96))
+
+
+@pytest.mark.parametrize("wrong", ["all twenty", "swapped", "counts of 400", "falls with d",
+                                   "every seed", "keys"])
+def test_ex2_refuses_typical_wrong_answers(counts, diffuse_shares, wrong):
+    right = (counts, diffuse_shares)
+    answers = {
+        "all twenty": ({128: 20, 256: 20}, diffuse_shares),
+        "swapped": ([counts[256], counts[128]], diffuse_shares),
+        "counts of 400": (counts, [400 * s for s in diffuse_shares]),
+        "falls with d": (counts, [diffuse_shares[0], 0.5]),
+        "every seed": (counts, [1.0, 1.0]),
+        "keys": ({64: 1, 128: 2}, diffuse_shares),
+    }[wrong]
+    assert answers != right
+    assert not ex2.check(*answers)
+
+
+@pytest.fixture(scope="module")
+def unscaled_e_row():
+    row = weights("attention", "translation", 64, 0, scaled=False)["attention".index("e")]
+    return row.max(), "translation"[row.argmax()]
+
+
+def test_ex3_accepts_the_unscaled_row(unscaled_e_row):
+    largest, letter = unscaled_e_row
+    assert ex3.check(largest, letter)
+    assert ex3.check(torch.tensor(largest, dtype=torch.float32), letter.upper())
+    assert ex3.check(round(largest, 2), letter)
+
+
+def test_ex3_refuses_typical_wrong_answers(unscaled_e_row):
+    largest, letter = unscaled_e_row
+    scaled = weights("attention", "translation", 64, 0)["attention".index("e")].max()
+    assert not ex3.check(scaled, letter)           # kept the scaling
+    assert not ex3.check(largest, "e")             # e is not in translation
+    assert not ex3.check(1.0, letter)
+    assert not ex3.check(largest, "z")
