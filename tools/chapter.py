@@ -44,7 +44,7 @@ import colab
 
 TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 ROOT = book.ROOT
-SITE = ROOT / "site"  # conf.py and templates/
+SITE = ROOT / "site"  # conf.py, templates/ and assets/chapter.css
 CHAPTER_TITLE = "Multi-head and cross-attention"
 NODE_MODULES = ROOT / "node_modules"
 # What the site and slides need from node_modules/ (package.json): {folder: parts}.
