@@ -251,7 +251,9 @@ class Exercise:
 # --- reading answers --------------------------------------------------------------------------
 
 def _kind(answer):
-    return type(answer).__name__
+    """'an int', 'a str', ...: the type of an answer, for a message."""
+    name = type(answer).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
 
 
 def as_array(answer):
@@ -269,15 +271,15 @@ def as_array(answer):
     if raw.dtype.kind in "USO":
         if raw.dtype.kind in "US" or any(isinstance(a, (str, bytes, bool, np.bool_))
                                         for a in raw.flat):
-            raise Wrong(f"expected numbers, got a {_kind(answer)} holding other things")
+            raise Wrong(f"expected numbers, got {_kind(answer)} holding other things")
         try:  # e.g. a list of 0-d tensors
             raw = np.asarray([float(a) for a in raw.flat], dtype=float).reshape(raw.shape)
         except (TypeError, ValueError):
-            raise Wrong(f"expected numbers, got a {_kind(answer)} holding other things") from None
+            raise Wrong(f"expected numbers, got {_kind(answer)} holding other things") from None
     if raw.dtype.kind == "c":
         raise Wrong("expected real numbers, got complex ones")
     if raw.dtype.kind not in "iuf":
-        raise Wrong(f"expected numbers, got a {_kind(answer)}")
+        raise Wrong(f"expected numbers, got {_kind(answer)}")
     array = raw.astype(float)
     if not np.isfinite(array).all():
         raise Wrong("not every number is finite (inf or nan)")
@@ -435,7 +437,7 @@ def truth(expected, *, wrong_message=None):
                 getattr(answer, "ndim", 0) == 0):
             value = bool(answer)
         else:
-            raise Wrong(f"expected True or False, got a {_kind(answer)}")
+            raise Wrong(f"expected True or False, got {_kind(answer)}")
         if value != expected:
             raise Wrong(wrong_message or "that is the wrong way round")
 
@@ -448,7 +450,7 @@ def word(expected, choices, *, mistakes=()):
 
     def check(answer):
         if not isinstance(answer, str):
-            raise Wrong(f"expected a string, one of {choices}, got a {_kind(answer)}")
+            raise Wrong(f"expected a string, one of {choices}, got {_kind(answer)}")
         text = answer.strip().lower()
         if text not in choices:
             raise Wrong(f"expected one of {choices}, got {answer!r}")
@@ -472,7 +474,7 @@ def exception_type(expected):
                         if answer in (False, None) else
                         "expected an exception class such as KeyError, not True")
         else:
-            raise Wrong(f"expected an exception class such as KeyError, got a {_kind(answer)}")
+            raise Wrong(f"expected an exception class such as KeyError, got {_kind(answer)}")
         if name != expected.__name__:
             raise Wrong(f"{name} is not what is raised")
 
@@ -489,7 +491,7 @@ def function(reference, cases, *, result_checker, describe=repr):
     """
     def check(answer):
         if not callable(answer):
-            raise Wrong(f"expected a function, got a {_kind(answer)}")
+            raise Wrong(f"expected a function, got {_kind(answer)}")
         failures = []
         all_cases = cases() if callable(cases) else cases
         for case in all_cases:

@@ -222,7 +222,7 @@ def test_exception_type_accepts_class_instance_and_name():
         assert ok(check, answer) is True
     assert "TypeError is not what is raised" in ok(check, TypeError)
     assert "something is raised" in ok(check, None)
-    assert "got a int" in ok(check, 3)
+    assert "got an int" in ok(check, 3)
 
 
 def test_function_checks_cases_and_never_names_the_result():
