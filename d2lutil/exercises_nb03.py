@@ -1,0 +1,101 @@
+"""The exercises of notebook 03, "Multi-Head Attention, Built Step by Step", with checks.
+
+``ex1``: parameters with biases at d = 256, and whether they depend on h;
+``ex2``: the FLOPs of cross-attention as a function ``(n, m, d, h)``;
+``ex3``: the batches for which ``repeat`` agrees with ``repeat_interleave``, as a function
+(why a test with such a batch misses the bug is open-ended).
+The worked solutions are ``notebooks/solutions/03_solutions.ipynb``.
+"""
+
+import itertools
+
+import torch
+
+from .exercises import Exercise, function, integer, number, truth
+
+__all__ = ["ex1", "ex2", "ex3"]
+
+D = 256
+
+ex1 = Exercise(
+    1,
+    [("parameters at d = 256 with bias=True", integer(
+        4 * D * D + 4 * D, what="count of parameters", mistakes=[
+            (4 * D * D, "that leaves out the biases: each of the four projections gains one"),
+            (4 * D * D + D, "each of the four projections has its own bias, not only W_o"),
+            (4 * D * D + 4 * D * 8, "a bias has one entry per output feature, whatever h")])),
+     ("does it depend on h?", truth(
+         False, wrong_message="count again for two values of h: the heads only group the "
+                              "features that the four d x d projections produce"))],
+    hints=[
+        "Each of the four projections W_q, W_k, W_v, W_o is a d x d matrix; bias=True gives "
+        "each a bias vector. How long is a bias?",
+        "Count with cost.count_parameters(d2lutil.MultiHeadAttention(256, h, bias=True, "
+        "query_size=256, key_size=256, value_size=256)) for h = 1, 2, 4, 8.",
+    ],
+    solution=(
+        "Each projection gains a bias of length d, so the count is 4d^2 + 4d = 263,168 at "
+        "d = 256, for every h: the heads only group the output features of the same four "
+        "d x d projections. See solutions/03_solutions.ipynb."),
+)
+
+
+def _cross_flops(n, m, d, h):
+    return 4 * (n + m) * d * d + 4 * n * m * d
+
+
+ex2 = Exercise(
+    2,
+    [("cross_attention_flops(n, m, d, h)", function(
+        _cross_flops,
+        [(4, 9, 64, 1), (4, 9, 64, 8), (16, 3, 32, 2), (10, 10, 48, 4), (1, 7, 16, 16),
+         (5, 2, 8, 1)],
+        result_checker=lambda expected: number(expected, rtol=1e-9),
+        describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case)))],
+    hints=[
+        "Count a multiply-add as 2 FLOPs: an (a x b) by (b x c) product costs 2abc. The "
+        "query and output projections act on n rows, the key and value projections on m.",
+        "Per head of width p = d/h: scores are (n x p) by (p x m), mixing (n x m) by (m x p). "
+        "Add over the h heads, then check against cost.count_flops(model, queries, keys, "
+        "keys).total for a few shapes.",
+    ],
+    solution=(
+        "Projections: queries and output 2nd^2 each, keys and values 2md^2 each, so "
+        "4(n + m)d^2. Scores: 2nmp per head, 2nmd over h heads; mixing the same. Total "
+        "4(n + m)d^2 + 4nmd, with no h in it; for m = n it is 8nd^2 + 4n^2d. See "
+        "solutions/03_solutions.ipynb."),
+)
+
+
+def _agree(valid_lens, num_heads):
+    return torch.equal(valid_lens.repeat(num_heads),
+                       torch.repeat_interleave(valid_lens, num_heads))
+
+
+def _batches():
+    """Every batch of 1 to 3 sequences with lengths 0 to 3, for 1 to 3 heads."""
+    return [(torch.tensor(lens), num_heads)
+            for batch_size, num_heads in itertools.product((1, 2, 3), (1, 2, 3))
+            for lens in itertools.product(range(4), repeat=batch_size)]
+
+
+ex3 = Exercise(
+    3,
+    [("expansions_agree(valid_lens, num_heads)", function(
+        _agree, _batches, result_checker=lambda expected: truth(expected),
+        describe=lambda case: f"valid_lens = {case[0].tolist()}, num_heads = {case[1]}"))],
+    hints=[
+        "Row i*h + j of the folded batch is head j of sequence i. Which length does "
+        "repeat_interleave give it, and which does repeat give it?",
+        "repeat gives row r the length of sequence r mod b. Try one sequence, one head, and "
+        "a batch whose sequences all have the same length.",
+    ],
+    solution=(
+        "repeat_interleave gives row i*h + j the length of sequence i; repeat gives it the "
+        "length of sequence (i*h + j) mod b. They agree exactly when the batch has one "
+        "sequence, or there is one head, or every sequence has the same valid length. A test "
+        "built from such a batch gets identical tensors, so every later number is identical "
+        "and the bug goes unseen: a test needs several heads and sequences of different "
+        "lengths, and must compare values, not shapes. See solutions/03_solutions.ipynb."),
+    open_part="why a test with such a batch misses the bug",
+)
