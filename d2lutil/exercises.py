@@ -378,15 +378,28 @@ def integer(expected, *, mistakes=(), what="count"):
     return check
 
 
-def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, mistakes=()):
+def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
+                  mistakes=()):
     """A checker for an array of numbers (list, tuple, NumPy array or tensor).
 
     The shape must be ``expected``'s (extra axes of length 1 are allowed). With
-    ``any_order`` the numbers may come in any order. ``mistakes``: (wrong array, message).
+    ``any_order`` the numbers may come in any order. With ``keys`` (one per number of a
+    1-D ``expected``, e.g. the values of d) the answer may also be a dict with exactly
+    those keys. ``mistakes``: (wrong array, message).
     """
     expected = np.asarray(expected, dtype=float)
+    if keys is not None and (expected.ndim != 1 or len(keys) != expected.size):
+        raise ValueError(f"keys must give one key per number of a 1-D expected, got "
+                         f"{len(keys)} keys for shape {expected.shape}")
 
     def check(answer):
+        if isinstance(answer, dict):
+            if keys is None:
+                raise Wrong("expected numbers in a list, tuple, array or tensor, got a dict")
+            if sorted(answer, key=repr) != sorted(keys, key=repr):
+                raise Wrong(f"expected a dict with the keys {list(keys)}, got "
+                            f"{list(answer)}")
+            answer = [answer[k] for k in keys]
         x = as_array(answer)
         if x.size != expected.size or np.squeeze(x).shape != np.squeeze(expected).shape:
             raise Wrong(f"wrong shape: expected {tuple(expected.shape)}, got {tuple(x.shape)}")

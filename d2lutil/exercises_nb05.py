@@ -50,15 +50,9 @@ ex1 = Exercise(
 )
 
 
-def _counts(answer):
-    if isinstance(answer, dict):
-        if sorted(answer) != [128, 256]:
-            raise Wrong(f"expected the counts for d = 128 and d = 256, got keys "
-                        f"{sorted(answer)}")
-        answer = [answer[128], answer[256]]
-    numbers_close([17, 20], mistakes=[
-        ([20, 20], "not every seed passes at d = 128"),
-        ([17, 17], "at d = 256 the count is not the same as at d = 128")])(answer)
+_counts = numbers_close([17, 20], keys=[128, 256], mistakes=[
+    ([20, 20], "not every seed passes at d = 128"),
+    ([17, 17], "at d = 256 the count is not the same as at d = 128")])
 
 
 def _diffuse_shares(answer):

@@ -264,3 +264,13 @@ def test_importing_the_exercises_stays_light():
                          check=True)
     assert out.stdout.strip() == "[]"
     assert out.stderr == ""
+
+
+def test_numbers_close_takes_a_dict_by_keys():
+    check = E.numbers_close([17, 20], keys=[128, 256])
+    assert ok(check, {256: 20, 128: 17}) is True
+    assert ok(check, (17, 20)) is True
+    assert "keys [128, 256]" in ok(check, {64: 17, 256: 20})
+    assert "got a dict" in ok(E.numbers_close([1, 2]), {0: 1, 1: 2})
+    with pytest.raises(ValueError, match="one key per number"):
+        E.numbers_close([[1, 2]], keys=[0, 1])
