@@ -457,14 +457,22 @@ def truth(expected, *, wrong_message=None):
     return check
 
 
-def word(expected, choices, *, mistakes=()):
-    """A checker for one word out of ``choices`` (case and spaces ignored)."""
+def word(expected, choices, *, aliases=None, mistakes=()):
+    """A checker for one word out of ``choices`` (case and surrounding spaces ignored).
+
+    ``aliases`` maps other spellings to a choice (``{"hessian": "second"}``); ``mistakes``
+    is a list of (wrong choice, message).
+    """
     choices = [c.lower() for c in choices]
+    aliases = {k.lower(): v.lower() for k, v in (aliases or {}).items()}
+    if expected.lower() not in choices or not set(aliases.values()) <= set(choices):
+        raise ValueError(f"expected and every alias must be one of the choices {choices}")
 
     def check(answer):
         if not isinstance(answer, str):
             raise Wrong(f"expected a string, one of {choices}, got {_kind(answer)}")
         text = answer.strip().lower()
+        text = aliases.get(text, text)
         if text not in choices:
             raise Wrong(f"expected one of {choices}, got {answer!r}")
         if text != expected.lower():

@@ -274,3 +274,12 @@ def test_numbers_close_takes_a_dict_by_keys():
     assert "got a dict" in ok(E.numbers_close([1, 2]), {0: 1, 1: 2})
     with pytest.raises(ValueError, match="one key per number"):
         E.numbers_close([[1, 2]], keys=[0, 1])
+
+
+def test_word_takes_aliases():
+    check = E.word("second", ["first", "second"], aliases={"Hessian": "second",
+                                                           "gradient": "first"})
+    assert ok(check, "hessian") is True and ok(check, "SECOND") is True
+    assert ok(check, "gradient") == "'first' is not right"
+    with pytest.raises(ValueError, match="one of the choices"):
+        E.word("third", ["first", "second"])
