@@ -1,0 +1,94 @@
+"""The exercises of notebook 06, "Heads That Learn to Split the Work", with their checks.
+
+``ex1``: which term of the exact quadratic carries the cost of switching a head off (the
+proof is open-ended); ``ex2``: the refitted error of heads of width 2 when k of eight are
+kept; ``ex3``: pruning the wide model (the size of the smallest set that keeps the error
+below 0.01, the parameters the other heads own; which pair ablation and gradient importance
+keep is open-ended, since it depends on the trained model).
+The worked solutions are ``notebooks/solutions/06_solutions.ipynb``.
+"""
+
+from .exercises import Exercise, integer, numbers_close, word
+
+__all__ = ["ex1", "ex2", "ex3"]
+
+ex1 = Exercise(
+    1,
+    [("the term that carries the cost", word(
+        "second", ["first", "second"],
+        aliases={"first-order": "first", "first order": "first", "gradient": "first",
+                 "-g_i": "first", "second-order": "second", "second order": "second",
+                 "hessian": "second", "h_ii/2": "second", "h_ii / 2": "second"},
+        mistakes=[("first", "compare |g_i| with H_ii / 2 for each head: the trained model "
+                            "sits near a minimum of the loss")]))],
+    hints=[
+        "With the weights fixed, the prediction is sum_i xi_i c_i(x), linear in the mask xi, "
+        "so the squared error is a polynomial of degree 2 in xi: its Taylor expansion at 1 "
+        "stops at the second order.",
+        "Compute g = torch.autograd.functional.jacobian(mean_loss, ones) and H = "
+        "torch.autograd.functional.hessian(mean_loss, ones) in float64, and compare |g_i| "
+        "with H_ii / 2 head by head.",
+    ],
+    solution=(
+        "For each example the prediction is sum_i xi_i c_i(x) (the weights do not depend on "
+        "the mask and everything after the heads is linear), so the mean loss is a quadratic "
+        "in xi and its second-order expansion at 1 is exact: switching head i off "
+        "(delta = -e_i) changes it by -g_i + H_ii/2, with H_ii/2 the mean square of the "
+        "head's contribution. On the 4-head model |g_i| is below 1 % of H_ii/2: the second-"
+        "order term carries the cost, because training has left the model near a minimum. "
+        "See solutions/06_solutions.ipynb."),
+    open_part="the proof that the loss is quadratic in the mask",
+)
+
+ex2 = Exercise(
+    2,
+    [("refitted error keeping k = 1, ..., 8 heads", numbers_close(
+        [1 - k / 8 for k in range(1, 9)], atol=0.01, keys=list(range(1, 9)), mistakes=[
+            ([k / 8 for k in range(1, 9)], "that is the share of the target recovered; the "
+                                           "error is the share left over"),
+            ([max(0.0, 1 - k / 4) for k in range(1, 9)],
+             "those are heads of width 4; here each head is p = 2 wide")]))],
+    hints=[
+        "Each head of width p = 2 hands on at most 2 of the 16 numbers an output needs, so k "
+        "heads leave at least 1 - 2k/16.",
+        "If all eight heads together reach an error near 0, their 16 numbers are "
+        "independent, and so are any 2k of them. Check with the notebook's refit for a few "
+        "subsets of each size.",
+    ],
+    solution=(
+        "k heads of width 2 hand on 2k of the 16 numbers an output needs, so the refitted "
+        "error is at least 1 - k/8; since all eight together reach 0, any 2k of their numbers "
+        "are independent and every subset of k heads leaves exactly 1 - k/8: 0.875, 0.75, "
+        "..., 0. Trained for 400 steps, all 255 subsets land within 0.01 of it. See "
+        "solutions/06_solutions.ipynb."),
+)
+
+_PER_HEAD = 8 * 32 + 8 * 32 + 8 * 8 + 32 * 8  # rows of W_q, W_k, W_v and columns of W_o
+
+ex3 = Exercise(
+    3,
+    [("size of the smallest set of heads", integer(
+        2, what="number of heads", mistakes=[
+            (1, "one head hands on one mixture per output and leaves about 1/2"),
+            (4, "fewer heads do: look at the pairs in the refit table")])),
+     ("parameters the other heads own", integer(
+         2 * _PER_HEAD, what="count of parameters", mistakes=[
+             (_PER_HEAD, "that is one head; two heads are pruned"),
+             (4 * _PER_HEAD, "that is the whole module; count only the pruned heads"),
+             (2 * (4 * 8 * 32), "W_v reads values of width 8, not 32")]))],
+    hints=[
+        "The notebook's refit table: what does one head leave, and what do two heads with "
+        "different mixtures leave?",
+        "With num_hiddens 32 and h = 4, a head owns p = 8 rows of W_q and W_k (32 inputs "
+        "each), 8 rows of W_v (8 inputs) and 8 columns of W_o (32 outputs). Count for the "
+        "heads you prune.",
+    ],
+    solution=(
+        "One head leaves about 1/2 and any two heads with well-conditioned (different) "
+        "mixtures leave 0, so the smallest sets are pairs. Each head owns 8*32 + 8*32 + 8*8 + "
+        "32*8 = 832 parameters, so the two pruned heads own 1,664 of the module's 3,328. Plain "
+        "ablation and gradient importance score heads one at a time, so whether the pair they "
+        "keep works depends on whether its two mixtures differ, which neither looks at. See "
+        "solutions/06_solutions.ipynb."),
+    open_part="the question about ablation and gradient importance",
+)
