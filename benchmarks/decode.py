@@ -18,7 +18,8 @@ token vectors, one token per step for every sequence of the batch:
 Before timing, both decodes are checked against one causal forward pass of the whole
 sequence. A figure is the time of one whole decode (every step, a fresh cache each time),
 measured with ``torch.utils.benchmark.Timer.blocked_autorange`` (which runs the statement
-once to warm up, then at least once more); tokens per second are
+once to warm up, then at least once more) on one thread (``--threads``; see ``THREADS``);
+tokens per second are
 ``batch_size * num_tokens / seconds``. The configurations are measured side by side in
 interleaved rounds (order rotated each round); a round is started only while the time
 budget lasts, so the slow decodes without a cache cannot make the run unbounded. The
@@ -49,6 +50,10 @@ FULL = {"num_hiddens": 256, "num_heads": 8, "batch_size": 8, "num_tokens": 256}
 QUICK = {"num_hiddens": 256, "num_heads": 8, "batch_size": 8, "num_tokens": 64}
 KV_HEADS = (1, 2, 8)
 MODES = ("cache", "no cache")
+#: A decoding step is a few small products (one token per sequence). With two threads on a
+#: shared machine every step waits at thread barriers: measured here, the same decode then
+#: ranged over x20 between rounds, against x2 with one thread.
+THREADS = 1
 
 
 def build(num_hiddens, num_heads, num_kv_heads, seed=0):
@@ -126,7 +131,7 @@ def run(config=None, kv_heads=KV_HEADS, max_rounds=5, min_rounds=2, budget_s=120
     since the first one started, and always at least ``min_rounds``.
     """
     config = dict(FULL if config is None else config)
-    threads = threads or torch.get_num_threads()
+    threads = threads or THREADS
     d, h = config["num_hiddens"], config["num_heads"]
     b, T = config["batch_size"], config["num_tokens"]
     X = tokens(b, T, d)
@@ -229,7 +234,7 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=None, help="most interleaved rounds")
     parser.add_argument("--budget", type=float, default=120.0,
                         help="seconds after which no new round starts (at least 2 rounds)")
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads())
+    parser.add_argument("--threads", type=int, default=THREADS)
     parser.add_argument("--json", type=pathlib.Path, default=None, help="also write the results")
     args = parser.parse_args(argv)
     results = run(QUICK if args.quick else FULL, max_rounds=args.rounds or (3 if args.quick else 5),

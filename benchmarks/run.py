@@ -256,8 +256,7 @@ def main(argv=None):
                                               masked=True)
     if "decode" not in args.skip:
         results["decode"] = decode.run(decode.QUICK if args.quick else decode.FULL,
-                                       max_rounds=3 if args.quick else 5, threads=args.threads,
-                                       log=log)
+                                       max_rounds=3 if args.quick else 5, log=log)
     if "notebooks" not in args.skip:
         paths = args.notebooks
         if paths is None:
