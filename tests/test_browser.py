@@ -263,7 +263,8 @@ def test_every_page(site, tab, kind):
         if i + 1 < len(order):
             assert local_target(state["next"]) == order[i + 1], where
         assert [local_target(h) for h in state["download"]] == [out / "_sources" / rel], where
-        assert (out / "_sources" / rel).is_file()
+        assert book.read(out / "_sources" / rel) == book.read(ROOT / rel), \
+            f"{where}: the download button gives another notebook than {rel}"
         # What only makes sense in a live notebook: no setup cell, a note for each widget.
         assert "google.colab" not in state["text"], f"{where}: the Colab setup cell shows"
         assert "interactive(children=" not in state["text"], f"{where}: a raw widget"

@@ -18,7 +18,8 @@ require.js and jQuery come from node_modules/ (``npm ci``, package.json).
 What a copy gets for the web: the Colab setup cell is removed (it does nothing there); the
 Colab badge shows a local image; the navigation cell's Colab links point at the site's pages
 (the decks' at the decks); widget outputs become a note (their scripts would come from a
-CDN, and they need a kernel anyway); the title cell links the notebook's slides.
+CDN, and they need a kernel anyway); the title cell links the notebook's slides. The
+download button gives the notebook as it is, not the copy.
 """
 
 import argparse
@@ -262,6 +263,8 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             write_slides(notebooks[rel], pub, rel, decks, html)
         status = sphinx.wait()
         if not status:
+            for rel, nb in notebooks.items():  # the download button gives the notebook itself
+                nbformat.write(nb, html / "_sources" / rel)
             if out.exists():
                 shutil.rmtree(out)
             out.parent.mkdir(parents=True, exist_ok=True)
