@@ -35,6 +35,8 @@ __all__ = [
     "Verdict",
     "Wrong",
     "NotAnswered",
+    "as_array",
+    "as_float",
     "number",
     "numbers_close",
     "integer",
@@ -162,13 +164,19 @@ class Exercise:
 
     # --- check ----------------------------------------------------------------------------
 
-    def check(self, *answers):
+    def check(self, *answers, **named):
         """Print whether ``answers`` are right, or what is off; return a :class:`Verdict`.
 
         Give one answer per part, in order. Never raises.
         """
         try:
-            correct, message = self._check(answers)
+            if named:
+                dots = ", ".join(["..."] * max(len(self.parts), 1))
+                correct, message = False, (f"Exercise {self.number}: give the answers by "
+                                           f"position, {self.name}.check({dots}), not by "
+                                           f"name ({', '.join(named)}).")
+            else:
+                correct, message = self._check(answers)
         except Exception as error:  # a bug in a checker must not stop "Run all"
             correct, message = False, (f"Exercise {self.number}: could not check this answer "
                                        f"({type(error).__name__}: {error}).")

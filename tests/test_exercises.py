@@ -73,6 +73,12 @@ def test_check_wants_one_answer_per_part(capsys):
     assert "asks for 2 answers (first, second), got 1" in capsys.readouterr().out
 
 
+def test_check_wants_answers_by_position(capsys):
+    ex = simple(("first", E.number(1.0)))
+    assert not ex.check(first=1.0)
+    assert "give the answers by position, ex7.check(...)" in capsys.readouterr().out
+
+
 def test_check_never_raises(capsys):
     def broken(answer):
         raise RuntimeError("bug in a checker")
