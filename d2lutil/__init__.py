@@ -6,15 +6,17 @@ Modules, one per concern:
   ``MultiHeadAttention``, ``KVCache`` (the chapter's attention core);
 * ``d2lutil.shapes``: ``check_shape`` and argument validation;
 * ``d2lutil.plotting``: the chapter's figure style and heatmap grids;
-* ``d2lutil.tasks``: the copy task, least-squares readouts and the small trainer
-  (notebooks 1 and 2);
+* ``d2lutil.tasks``: the copy-both task, as two positions (notebooks 1 and 2) and
+  as a sequence (notebooks 6 and 7), and least-squares readouts;
 * ``d2lutil.cost``: parameter and FLOP counts, forward/backward timing (notebook 3);
 * ``d2lutil.alignment``: letter embeddings and the regimes of an alignment row
   (notebook 5);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
-  attention (notebooks 1 and 3).
+  attention (notebooks 1 and 3);
+* ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
+  ``solution``); the questions of notebook NN are in ``d2lutil.exercises_nbNN``.
 
-The last four are imported on demand: ``from d2lutil import tasks``.
+All but the first three are imported on demand: ``from d2lutil import tasks``.
 
 ``d2lutil`` needs only torch, numpy and matplotlib; it never imports d2l or
 torchvision, so importing it costs little more than importing torch.
