@@ -268,6 +268,17 @@ def test_execute_merges_streams_and_drops_widget_ids(executed_demo_template):
     assert hygiene.check_reproducible(nb, NAME) == []
 
 
+def test_check_reproducible_names_the_cells_a_run_changes(executed_demo, capsys):
+    """One run: the widget and the chunked prints come out as stored, the edited cell not."""
+    path = executed_demo / "notebooks/02_heads.ipynb"
+    nb = book.read(path)
+    edited = next(i for i, c in enumerate(nb.cells) if "width // num_heads" in c.source)
+    nb.cells[edited].outputs[0].text = "65\n"
+    nbformat.write(nb, path)
+    assert chapter.cmd_check_reproducible([path]) == 1
+    assert f"a run changes cells [{edited}]" in capsys.readouterr().out
+
+
 def test_unreproducible_outputs_fail(nb):
     cell = code_cells(nb)[2]
     cell.outputs = [new_output("stream", name="stdout", text="0 "),

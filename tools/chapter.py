@@ -1,11 +1,16 @@
 """Execute the chapter's notebooks; build the chapter's site and slides.
 
     python tools/chapter.py execute [NOTEBOOK...]   # refresh stored outputs in place
+    python tools/chapter.py check-reproducible [NOTEBOOK...]   # would execute change them?
     python tools/chapter.py build [--out build/site] [--no-execute]   # = make chapter
 
 ``execute`` is the only way outputs get into a tracked notebook: each one is cleared and
 run top to bottom in a fresh kernel (the venv's ``python3``) with its own folder as working
 directory, and its outputs are made reproducible (tools/book.py ``normalize_outputs``).
+``check-reproducible`` runs the notebooks the same way without writing them and lists the
+cells whose stored outputs (figures included, which nbval does not compare) a run would
+change, apart from cells tagged ``nbval-ignore-output``: `make execute` run twice must
+leave no diff.
 
 ``build`` never touches the tracked notebooks. It executes each chapter and solutions
 notebook once into a fresh Sphinx source folder (``--no-execute`` copies the stored outputs
@@ -104,6 +109,21 @@ def cmd_execute(paths):
         start = time.perf_counter()
         nbformat.write(execute(path), path)
         print(f"executed {path} in {time.perf_counter() - start:.1f} s")
+
+
+def cmd_check_reproducible(paths):
+    """1 when executing any of ``paths`` would change an untagged cell, else 0."""
+    changed = 0
+    for path in paths:
+        stored, fresh = book.read(path), execute(path)
+        cells = [i for i, (old, new) in enumerate(zip(stored.cells, fresh.cells, strict=True))
+                 if old != new and not book.is_ignored(old)]
+        changed += bool(cells)
+        print(f"{path}: " + (f"a run changes cells {cells} (tag them {book.IGNORE_TAG!r} if "
+                             "their output truly varies, else make it stable)" if cells else
+                             "a run changes no cell outside those tagged " + book.IGNORE_TAG),
+              flush=True)
+    return 1 if changed else 0
 
 
 # --- the copies, adapted to the web --------------------------------------------------------
@@ -280,9 +300,10 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("execute").add_argument(
-        "notebooks", nargs="*", type=pathlib.Path,
-        help="default: every chapter and solutions notebook (tools/book.py)")
+    for command in ("execute", "check-reproducible"):
+        sub.add_parser(command).add_argument(
+            "notebooks", nargs="*", type=pathlib.Path,
+            help="default: every chapter and solutions notebook (tools/book.py)")
     build = sub.add_parser("build")
     build.add_argument("--out", type=pathlib.Path, default=ROOT / "build" / "site")
     build.add_argument("--no-execute", action="store_true",
@@ -293,6 +314,8 @@ def main(argv=None):
     if args.command == "execute":
         cmd_execute(args.notebooks or book.all_notebooks())
         return 0
+    if args.command == "check-reproducible":
+        return cmd_check_reproducible(args.notebooks or book.all_notebooks())
     return cmd_build(args.out, not args.no_execute, args.root)
 
 
