@@ -53,19 +53,6 @@ def skip_or_fail(message):
 
 
 @pytest.fixture(scope="session")
-def site(tmp_path_factory):
-    """(built site folder, chapter relpaths, solutions relpaths), built once."""
-    out = tmp_path_factory.mktemp("chapter") / "site"
-    chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
-    solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        status = chapter.cmd_build(out, execute_notebooks=False)
-    assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
-    print(f"\nbuilt site and screenshots in {out}")
-    return out, chapter_rels, solution_rels
-
-
-@pytest.fixture(scope="session")
 def browser():
     path = find_chromium()
     if path is None:
@@ -80,6 +67,20 @@ def browser():
             "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND"])
         yield b
         b.close()
+
+
+@pytest.fixture(scope="session")
+def site(browser, tmp_path_factory):
+    """(built site folder, chapter relpaths, solutions relpaths), built once (and not at all
+    when the test is skipped for want of a browser)."""
+    out = tmp_path_factory.mktemp("chapter") / "site"
+    chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
+    solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        status = chapter.cmd_build(out, execute_notebooks=False)
+    assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
+    print(f"\nbuilt site and screenshots in {out}")
+    return out, chapter_rels, solution_rels
 
 
 class Tab:
