@@ -61,10 +61,6 @@ def all_notebooks(root=ROOT):
     return chapter_notebooks(root) + solution_notebooks(root)
 
 
-def is_solutions(path):
-    return pathlib.Path(path).parent.name == "solutions"
-
-
 def number(path):
     """``"01"`` for ``01_intro.ipynb`` or ``solutions/01_solutions.ipynb``; None without."""
     m = NUMBER_RE.match(pathlib.Path(path).name)
