@@ -242,3 +242,18 @@ def test_notebook_without_title_is_refused(demo):
         nb.cells[0].source = "Many heads, no heading"
     with pytest.raises(book.NotebookError, match="02_heads.ipynb.*'# Title'"):
         colab.cmd_stamp([path], root=demo)
+
+
+# --- tools/colab_check.py: what it compares ------------------------------------------------
+
+def test_colab_check_masks_what_nbval_masks_and_skips_figures():
+    import colab_check
+
+    masks = colab_check.sanitizers()
+    cell = nbformat.v4.new_code_cell(outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="at 0x7f3a9c "),
+        nbformat.v4.new_output("stream", name="stdout", text="in /tmp/tmpab12/x.py\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": "iVBOR",
+                                                     "text/plain": "<Figure size 640x480>"}),
+    ])
+    assert colab_check.texts(cell, masks) == "at 0xADDRESS in TMPPATH\n"
