@@ -314,7 +314,9 @@ def test_site_copies_link_the_site_not_colab(executed_demo_template):
     assert "**Previous:** [Scaled dot products](01_scaling.ipynb)" in \
         copies["notebooks/02_heads.ipynb"].cells[-1].source
     solution = copies["notebooks/solutions/01_solutions.ipynb"]
-    assert "[Scaled dot products](../01_scaling.ipynb)" in solution.cells[-1].source
+    assert solution.cells[-1].source == (
+        "---\n\n**Back to the chapter:** [Scaled dot products](../01_scaling.ipynb)")
+    assert not any("in Colab" in nb.cells[-1].source for nb in copies.values())
     # The badge still opens Colab, with the local image; the title cell links the slides.
     title = first.cells[0].source
     assert "[![Open In Colab](../assets/colab-badge.svg)](https://colab.research.google.com/" \
@@ -347,6 +349,16 @@ def test_slide_copies_link_decks_and_pages():
         "[a](02_b.html) [b](../notebooks/solutions/01_solutions.html) "
         "[c](https://example.org/x.ipynb)")
     assert deck.cells[-1].source.endswith("[The chapter's site](../index.html)")
+
+
+def test_slide_copies_turn_the_navigation_cell_into_deck_links(executed_demo_template):
+    root = executed_demo_template
+    decks = {"notebooks/01_scaling.ipynb": "01_scaling.html",
+             "notebooks/02_heads.ipynb": "02_heads.html"}
+    nb = book.read(root / "notebooks/02_heads.ipynb")
+    deck = chapter.for_slides(nb, PUB, "notebooks/02_heads.ipynb", decks)
+    assert deck.cells[-1].source == ("---\n\n**Previous:** [Scaled dot products](01_scaling.html)"
+                                     " · [The chapter's site](../index.html)")
 
 
 def test_build_refuses_a_repository_without_notebooks(tmp_path, capsys):

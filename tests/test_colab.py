@@ -10,6 +10,7 @@ deliberately broken copy.
 
 import contextlib
 import io
+import re
 import sys
 import types
 
@@ -107,14 +108,52 @@ def test_stamped_demo_passes(demo):
     assert "git+https://github.com/example-owner/example-chapter@teaching" in setup.source
     kinds = [c.metadata.slideshow.slide_type for c in nb.cells]
     assert kinds[0] == "slide" and kinds[1] == "slide"
+    assert nb.metadata.rise == {"scroll": True}
     nav = nb.cells[-1]
     assert nav.metadata.tags == ["chapter-nav"]
-    assert "[Many heads](https://colab.research.google.com/github/example-owner/" \
-           "example-chapter/blob/teaching/notebooks/02_heads.ipynb)" in nav.source
+    # JupyterLab and the classic Notebook open the sibling file; Colab its Colab page.
+    assert nav.source == (
+        "---\n\n**Next:** [Many heads](02_heads.ipynb) ([in Colab](https://colab.research."
+        "google.com/github/example-owner/example-chapter/blob/teaching/notebooks/"
+        "02_heads.ipynb))")
+    assert (demo / "notebooks" / "02_heads.ipynb").exists()
+    second = book.read(demo / "notebooks" / "02_heads.ipynb").cells[-1].source
+    assert second.startswith("---\n\n**Previous:** [Scaled dot products](01_scaling.ipynb) (")
     sol = book.read(demo / "notebooks" / "solutions" / "01_solutions.ipynb")
-    assert "(https://colab.research.google.com/github/example-owner/example-chapter/blob/" \
-           "teaching/notebooks/01_scaling.ipynb)" in sol.cells[-1].source
+    back = sol.cells[-1].source
+    assert back.startswith("---\n\n**Back to the chapter:** [Scaled dot products]"
+                           "(../01_scaling.ipynb) ([in Colab](https://colab.research.google."
+                           "com/github/example-owner/example-chapter/blob/teaching/notebooks/"
+                           "01_scaling.ipynb))")
+    assert (demo / "notebooks" / "solutions" / "../01_scaling.ipynb").resolve().exists()
     assert "blob/teaching/notebooks/solutions/01_solutions.ipynb" in sol.cells[0].source
+
+
+def test_every_navigation_link_opens_a_notebook(demo):
+    """Every relative link of every navigation cell names a notebook that exists, and its
+    Colab link names the same notebook."""
+    links = 0
+    for path in book.all_notebooks(demo):
+        nav = book.read(path).cells[-1].source
+        for rel_link, colab_link in re.findall(r"\]\(([^)\s]+\.ipynb)\) \(\[in Colab\]"
+                                               r"\(([^)\s]+)\)\)", nav):
+            target = (path.parent / rel_link).resolve()
+            assert target.exists(), f"{path.name}: {rel_link}"
+            assert colab_link == DEMO_PUB.colab_url(book.relpath_of(target, demo))
+            links += 1
+    assert links == 3  # 01 -> 02, 02 -> 01, solutions -> 01
+
+
+def test_rise_scroll_is_stamped_and_checked(demo):
+    path = demo / "notebooks" / "02_heads.ipynb"
+    with editing(path) as nb:
+        nb.metadata.rise = {"scroll": False, "theme": "serif"}
+    problems = problems_in(demo)
+    assert len(problems) == 1 and "02_heads.ipynb: the notebook's metadata 'rise'" in problems[0]
+    with contextlib.redirect_stdout(io.StringIO()):
+        colab.cmd_stamp([path], root=demo)
+    assert book.read(path).metadata.rise == {"scroll": True, "theme": "serif"}
+    assert problems_in(demo) == []
 
 
 def test_stamp_is_idempotent_and_keeps_outputs(demo):

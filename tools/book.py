@@ -5,10 +5,11 @@ solutions ``notebooks/solutions/NN_solutions.ipynb`` (``NN`` ties them to the ch
 notebook). A new notebook is found by its file name alone: nothing else lists them.
 
 Everything else that more than one tool or test relies on is here too: the cell tags, the
-Colab badge, a notebook's title and number, its stored output texts, and how a run's
-outputs are made reproducible (``normalize_outputs``) or cleared. The Makefile, the site
-and slides (tools/chapter.py), the Colab stamping (tools/colab.py) and check
-(tools/colab_check.py), the benchmarks and the tests use it; it needs only nbformat.
+Colab badge, the RISE slideshow options, a notebook's title and number, its stored output
+texts, and how a run's outputs are made reproducible (``normalize_outputs``) or cleared.
+The Makefile, the site and slides (tools/chapter.py), the Colab stamping (tools/colab.py)
+and check (tools/colab_check.py), the benchmarks and the tests use it; it needs only
+nbformat.
 """
 
 import pathlib
@@ -32,6 +33,10 @@ BADGE_ALT = "Open In Colab"
 COLAB_PREFIX = "https://colab.research.google.com/github/"
 # A badge line of a title cell: [![Open In Colab](IMAGE)](TARGET), alone on its line.
 BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\((?P<image>[^)\s]*)\)\]\((?P<target>[^)\s]*)\)$")
+
+# Notebook metadata "rise" that tools/colab.py stamps and checks: in a RISE slideshow
+# (jupyterlab-rise, `make present`) a slide taller than the screen scrolls, not cut off.
+RISE_OPTIONS = {"scroll": True}
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")

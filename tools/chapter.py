@@ -21,10 +21,11 @@ offline from ``file://``: MathJax (3 for the site, 2 for nbconvert's slides), re
 require.js and jQuery come from node_modules/ (``npm ci``, package.json).
 
 What a copy gets for the web: the Colab setup cell is removed (it does nothing there); the
-Colab badge shows a local image; the navigation cell's Colab links point at the site's pages
-(the decks' at the decks); widget outputs become a note (their scripts would come from a
-CDN, and they need a kernel anyway); the title cell links the notebook's slides. The
-download button gives the notebook as it is, not the copy.
+Colab badge shows a local image; the navigation cell's links to sibling notebooks point at
+the site's pages (the decks' at the decks) and its "(in Colab)" links are dropped (the
+launch button and the badge open Colab); widget outputs become a note (their scripts would
+come from a CDN, and they need a kernel anyway); the title cell links the notebook's slides.
+The download button gives the notebook as it is, not the copy.
 """
 
 import argparse
@@ -128,22 +129,38 @@ def cmd_check_reproducible(paths):
 
 # --- the copies, adapted to the web --------------------------------------------------------
 
-def rewrite_links(nb, pub, rel, link_of, badge_src):
-    """A copy of ``nb`` (stored at ``rel``) whose Colab links to notebooks of the chapter
-    point at ``link_of(target rel)`` (relative to this notebook's page), and whose Colab
-    badge shows ``badge_src``."""
+def rewrite_links(nb, pub, rel, link_of, badge_src, at=None):
+    """A copy of ``nb`` (stored at ``rel``, the copy to be shown at ``at``, default ``rel``)
+    whose links to notebooks of the chapter, Colab addresses or paths relative to ``rel``,
+    point at ``link_of(target rel)`` (made relative to ``at``), whose navigation cell keeps
+    no "(in Colab)" links (the page's launch button and the badge open Colab), and whose
+    Colab badge shows ``badge_src``."""
     nb = copy.deepcopy(nb)
-    colab_re = re.compile(r"\]\(" + re.escape(pub.colab_url("")) + r"([^)\s]+\.ipynb)\)")
-    here = posixpath.dirname(rel)
+    colab_prefix = re.escape(pub.colab_url(""))
+    colab_re = re.compile(r"\]\(" + colab_prefix + r"([^)\s]+\.ipynb)\)")
+    local_re = re.compile(r"\]\((?![A-Za-z][A-Za-z0-9+.-]*:|/|#)([^)\s]+\.ipynb)\)")
+    also_colab_re = re.compile(
+        r" \(\[" + re.escape(colab.COLAB_LINK_TEXT) + r"\]\(" + colab_prefix + r"[^)\s]+\)\)")
+    source_dir, here = posixpath.dirname(rel), posixpath.dirname(at or rel)
+
+    def local(m):
+        target = posixpath.normpath(posixpath.join(source_dir, m.group(1)))
+        if target.startswith("../"):  # outside the repository: leave it
+            return m.group(0)
+        return f"]({posixpath.relpath(link_of(target), here)})"
+
     for cell in nb.cells:
         if cell.cell_type != "markdown":
             continue
+        if book.NAV_TAG in book.tags(cell):
+            cell.source = also_colab_re.sub("", cell.source)
         lines = []
         for line in cell.source.split("\n"):
             m = book.BADGE_RE.match(line.strip())
             if m:
                 lines.append(line.replace(m.group("image"), badge_src))
             else:
+                line = local_re.sub(local, line)
                 lines.append(colab_re.sub(
                     lambda m: f"]({posixpath.relpath(link_of(m.group(1)), here)})", line))
         cell.source = "\n".join(lines)
@@ -180,7 +197,7 @@ def for_slides(nb, pub, rel, decks):
             return posixpath.join("slides", decks[target])
         return target[: -len(".ipynb")] + ".html"
 
-    nb = rewrite_links(nb, pub, "slides/deck", link, "assets/colab-badge.svg")
+    nb = rewrite_links(nb, pub, rel, link, "assets/colab-badge.svg", at="slides/deck")
     nb = widget_notes(nb)
     nb.cells[-1].source += " · [The chapter's site](../index.html)"
     return nb

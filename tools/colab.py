@@ -25,8 +25,13 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   author's "fragment", "notes" or "subslide" on such a cell is kept);
 * a last Markdown cell tagged ``chapter-nav`` (id ``chapter-nav``) with links
   to the previous and next notebook (a solutions notebook links back to its
-  chapter notebook). The links are Colab addresses, so they work in Colab
-  and on GitHub; tools/chapter.py rewrites them to the rendered .html pages.
+  chapter notebook). Each link is given twice: the notebook's path relative to
+  this one (JupyterLab, the classic Notebook and GitHub open the sibling file),
+  then "(in Colab)", its Colab address. tools/chapter.py rewrites the first to
+  the rendered page (or deck) and drops the second on the site and slides;
+* the notebook-level metadata ``rise`` (tools/book.py ``RISE_OPTIONS``, other
+  RISE options an author set are kept): a RISE slideshow in JupyterLab scrolls
+  a slide taller than the screen instead of cutting it off.
 
 Stamping is idempotent and leaves every other cell's source and outputs alone.
 """
@@ -35,6 +40,7 @@ import argparse
 import copy
 import json
 import pathlib
+import posixpath
 import re
 import sys
 import uuid
@@ -49,6 +55,7 @@ from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
 ROOT = book.ROOT
 D2L_REQUIREMENT = "d2l==1.0.3"
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
+COLAB_LINK_TEXT = "in Colab"  # the navigation cell's second link to each notebook
 REPO_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)$")
 BRANCH_RE = re.compile(r"^[A-Za-z0-9._/-]+$")
 
@@ -157,9 +164,14 @@ def setup_source(pub, pip_target=None):
     )
 
 
-def nav_source(pub, items):
-    """The Markdown of the navigation cell for the links ``items`` (see ``navigation``)."""
-    parts = [f"**{label}:** [{title}]({pub.colab_url(rel)})" for label, rel, title in items]
+def nav_source(pub, items, relpath):
+    """The Markdown of the navigation cell of the notebook at ``relpath`` for the links
+    ``items`` (see ``navigation``): each target by its path relative to this notebook (for
+    JupyterLab, the classic Notebook and GitHub), then ``([in Colab](...))`` for Colab.
+    tools/chapter.py turns the first into the site's page and drops the second."""
+    here = posixpath.dirname(relpath)
+    parts = [f"**{label}:** [{title}]({posixpath.relpath(rel, here)}) "
+             f"([{COLAB_LINK_TEXT}]({pub.colab_url(rel)}))" for label, rel, title in items]
     return "---\n\n" + (" · ".join(parts) if parts else "*This is the only notebook.*")
 
 
@@ -245,7 +257,8 @@ def stamp(nb, relpath, pub, nav_items):
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
     cells.insert(max(first_code, 1), setup)
 
-    nav.source = nav_source(pub, nav_items)
+    nav.source = nav_source(pub, nav_items, relpath)
+    nb.metadata.setdefault("rise", {}).update(book.RISE_OPTIONS)  # keeps the author's others
     cells.append(nav)
 
     for cell, kind in zip(cells, expected_slide_types(cells), strict=True):
@@ -288,10 +301,17 @@ def check(nb, relpath, pub, nav_items):
         problems.append(
             f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
         )
-    elif nb.cells[-1].source != nav_source(pub, nav_items):
+    elif nb.cells[-1].source != nav_source(pub, nav_items, relpath):
         problems.append(
-            f"{where}: the navigation cell is stale, expected\n  {nav_source(pub, nav_items)!r}\n"
-            f"  found {nb.cells[-1].source!r}"
+            f"{where}: the navigation cell is stale, expected\n"
+            f"  {nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}"
+        )
+    rise = nb.metadata.get("rise", {})
+    wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
+    if wrong_rise:
+        problems.append(
+            f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
+            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
         )
     wrong = [
         f"cell {i} ({cell.source[:40]!r}) has slide_type {_slide_type(cell)!r}, expected {kind!r}"
