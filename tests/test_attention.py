@@ -6,16 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from attention_cases import BOTH_PATHS, named_cases, raises_naming, random_qkv
 from d2lutil import DotProductAttention, MultiHeadAttention, masked_softmax
-
-BOTH_PATHS = pytest.mark.parametrize("fused", [False, True], ids=["weights", "fused"])
-
-
-def random_qkv(batch_size=3, num_queries=4, num_keys=6, width=16, seed=0):
-    gen = torch.Generator().manual_seed(seed)
-    return (torch.randn(batch_size, num_queries, width, generator=gen),
-            torch.randn(batch_size, num_keys, width, generator=gen),
-            torch.randn(batch_size, num_keys, width, generator=gen))
 
 
 def built(num_hiddens=16, num_heads=4, fused=False, seed=0, **kwargs):
@@ -273,11 +265,10 @@ BAD_CONSTRUCTION = [
 ]
 
 
-@pytest.mark.parametrize("kwargs, error, message", BAD_CONSTRUCTION)
+@named_cases("kwargs, error, message", BAD_CONSTRUCTION)
 def test_bad_construction_is_named(kwargs, error, message):
-    with pytest.raises(error) as info:
+    with raises_naming(error, message):
         MultiHeadAttention(**kwargs)
-    assert message in str(info.value)
 
 
 q, k, v = random_qkv()
@@ -298,13 +289,11 @@ BAD_CALLS = [
 
 
 @BOTH_PATHS
-@pytest.mark.parametrize("args, error, message", BAD_CALLS,
-                         ids=[m for _, _, m in BAD_CALLS])
+@named_cases("args, error, message", BAD_CALLS)
 def test_bad_calls_are_named(fused, args, error, message):
     model = MultiHeadAttention(16, 4, fused=fused)
-    with pytest.raises(error) as info:
+    with raises_naming(error, message):
         model(*args)
-    assert message in str(info.value)
 
 
 def test_masked_softmax_bad_input_is_named():

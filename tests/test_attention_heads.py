@@ -9,16 +9,8 @@ import pytest
 import torch
 from torch.nn import functional as F
 
+from attention_cases import BOTH_PATHS, named_cases, raises_naming, random_qkv
 from d2lutil import MultiHeadAttention
-
-BOTH_PATHS = pytest.mark.parametrize("fused", [False, True], ids=["weights", "fused"])
-
-
-def random_inputs(batch_size=3, num_queries=4, num_keys=6, width=16, seed=0,
-                  dtype=torch.float32):
-    gen = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(batch_size, n, width, generator=gen, dtype=dtype)
-                 for n in (num_queries, num_keys, num_keys))
 
 
 def built(num_hiddens=16, num_heads=4, fused=False, seed=0, dtype=torch.float32, **kwargs):
@@ -82,7 +74,7 @@ def head_masks(batch_size=3, num_heads=4):
                          ids=["none", "padding", "causal"])
 def test_head_mask_scales_each_heads_output(fused, shape, valid_lens):
     model = built(fused=fused)
-    queries, keys, values = random_inputs(seed=1)
+    queries, keys, values = random_qkv(seed=1)
     head_mask = head_masks()[shape]
     out = model(queries, keys, values, valid_lens, head_mask=head_mask)
     expected, expected_weights = by_hand(model, queries, keys, values, valid_lens, head_mask)
@@ -95,7 +87,7 @@ def test_head_mask_scales_each_heads_output(fused, shape, valid_lens):
 @BOTH_PATHS
 def test_a_mask_of_ones_changes_nothing_and_zeros_remove_every_head(fused):
     model = built(fused=fused, bias=True)
-    args = random_inputs(seed=2)
+    args = random_qkv(seed=2)
     plain = model(*args)
     assert torch.equal(model(*args, head_mask=torch.ones(4)), plain)
     # With every head removed only W_o's bias is left.
@@ -106,7 +98,7 @@ def test_a_mask_of_ones_changes_nothing_and_zeros_remove_every_head(fused):
 @BOTH_PATHS
 def test_removing_one_head_is_zeroing_its_columns_of_W_o(fused):
     model = built(fused=fused)
-    args = random_inputs(seed=3)
+    args = random_qkv(seed=3)
     masked = model(*args, head_mask=torch.tensor([1.0, 1.0, 0.0, 1.0]))
     with torch.no_grad():
         model.W_o.weight[:, 8:12] = 0
@@ -117,7 +109,7 @@ def test_removing_one_head_is_zeroing_its_columns_of_W_o(fused):
 @pytest.mark.parametrize("shape", ["per-head", "per-sequence"])
 def test_gradient_with_respect_to_the_mask_is_a_finite_difference(fused, shape):
     model = built(fused=fused, dtype=torch.float64)
-    queries, keys, values = random_inputs(seed=4, dtype=torch.float64)
+    queries, keys, values = random_qkv(seed=4, dtype=torch.float64)
     valid_lens = torch.tensor([3, 6, 1])
     target = torch.randn(3, 4, 16, generator=torch.Generator().manual_seed(5),
                          dtype=torch.float64)
@@ -143,11 +135,11 @@ def test_gradient_with_respect_to_the_mask_is_a_finite_difference(fused, shape):
 
 def test_head_mask_follows_the_dtype_of_the_model():
     model = built()
-    out = model(*random_inputs(), head_mask=torch.ones(4, dtype=torch.float64))
+    out = model(*random_qkv(), head_mask=torch.ones(4, dtype=torch.float64))
     assert out.dtype == torch.float32
 
 
-q, k, v = random_inputs()
+q, k, v = random_qkv()
 BAD_MASKS = [
     (torch.ones(3), ValueError, "head_mask must have shape (4,) or (3, 4)"),
     (torch.ones(4, 3), ValueError, "head_mask must have shape (4,) or (3, 4)"),
@@ -159,13 +151,11 @@ BAD_MASKS = [
 
 
 @BOTH_PATHS
-@pytest.mark.parametrize("head_mask, error, message", BAD_MASKS,
-                         ids=[m for _, _, m in BAD_MASKS])
+@named_cases("head_mask, error, message", BAD_MASKS)
 def test_bad_head_masks_are_named(fused, head_mask, error, message):
     model = MultiHeadAttention(16, 4, fused=fused)
-    with pytest.raises(error) as info:
+    with raises_naming(error, message):
         model(q, k, v, head_mask=head_mask)
-    assert message in str(info.value)
 
 
 # ------------------------------------------------- shared key/value heads (GQA, MQA)
@@ -187,15 +177,27 @@ def gqa_model(num_heads, num_kv_heads, fused=False, **kwargs):
                  fused=fused, **kwargs)
 
 
-@BOTH_PATHS
-@pytest.mark.parametrize("case", list(GQA_CASES))
-@pytest.mark.parametrize("num_heads, num_kv_heads", GROUPINGS, ids=GROUPING_IDS)
-def test_shared_kv_heads_equal_the_definition(fused, case, num_heads, num_kv_heads):
+def every_gqa_case(test):
+    """Run ``test`` on both paths, for every case of GQA_CASES and every grouping."""
+    test = BOTH_PATHS(test)
+    test = pytest.mark.parametrize("case", list(GQA_CASES))(test)
+    return pytest.mark.parametrize("num_heads, num_kv_heads", GROUPINGS, ids=GROUPING_IDS)(test)
+
+
+def gqa_call(fused, case, num_heads, num_kv_heads, seed):
+    """A grouped model, seeded inputs of ``case`` and the model's output on them."""
     model = gqa_model(num_heads, num_kv_heads, fused=fused)
-    queries, keys, values = random_inputs(num_queries=GQA_CASES[case]["num_queries"],
-                                          width=24, seed=8)
+    queries, keys, values = random_qkv(num_queries=GQA_CASES[case]["num_queries"],
+                                       width=24, seed=seed)
     valid_lens = GQA_CASES[case]["valid_lens"]
     out = model(queries, keys, values, valid_lens)
+    return model, (queries, keys, values, valid_lens), out
+
+
+@every_gqa_case
+def test_shared_kv_heads_equal_the_definition(fused, case, num_heads, num_kv_heads):
+    model, (queries, keys, values, valid_lens), out = gqa_call(
+        fused, case, num_heads, num_kv_heads, seed=8)
     expected, expected_weights = by_hand(model, queries, keys, values, valid_lens)
     assert (out - expected).abs().max() <= 1e-5
     if not fused:
@@ -209,15 +211,10 @@ def torch_version():
 
 @pytest.mark.skipif(torch_version() < (2, 5),
                     reason="scaled_dot_product_attention(enable_gqa=True) needs torch >= 2.5")
-@BOTH_PATHS
-@pytest.mark.parametrize("case", list(GQA_CASES))
-@pytest.mark.parametrize("num_heads, num_kv_heads", GROUPINGS, ids=GROUPING_IDS)
+@every_gqa_case
 def test_shared_kv_heads_equal_torch_enable_gqa(fused, case, num_heads, num_kv_heads):
-    model = gqa_model(num_heads, num_kv_heads, fused=fused)
-    queries, keys, values = random_inputs(num_queries=GQA_CASES[case]["num_queries"],
-                                          width=24, seed=9)
-    valid_lens = GQA_CASES[case]["valid_lens"]
-    out = model(queries, keys, values, valid_lens)
+    model, (queries, keys, values, valid_lens), out = gqa_call(
+        fused, case, num_heads, num_kv_heads, seed=9)
     batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
 
     head_size = 24 // num_heads
@@ -245,7 +242,7 @@ def test_shared_kv_heads_equal_torch_enable_gqa(fused, case, num_heads, num_kv_h
 @BOTH_PATHS
 def test_head_mask_is_indexed_by_query_head_when_heads_share_kv(fused):
     model = gqa_model(4, 2, fused=fused)
-    queries, keys, values = random_inputs(width=24, seed=10)
+    queries, keys, values = random_qkv(width=24, seed=10)
     head_mask = torch.tensor([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 2.0, 0.5], [1.0, 1.0, 1.0, 1.0]])
     out = model(queries, keys, values, torch.tensor([6, 1, 4]), head_mask=head_mask)
     expected, _ = by_hand(model, queries, keys, values, torch.tensor([6, 1, 4]), head_mask)
@@ -256,7 +253,7 @@ def test_head_mask_is_indexed_by_query_head_when_heads_share_kv(fused):
 @pytest.mark.parametrize("lazy", [False, True], ids=["sized", "lazy"])
 def test_num_kv_heads_equal_to_num_heads_is_the_default_bit_for_bit(fused, lazy):
     sizes = {} if lazy else dict(query_size=24, key_size=24, value_size=24)
-    args = random_inputs(width=24, seed=11)
+    args = random_qkv(width=24, seed=11)
     models = []
     for num_kv_heads in (None, 4):
         torch.manual_seed(12)
@@ -276,7 +273,7 @@ def test_num_kv_heads_equal_to_num_heads_is_the_default_bit_for_bit(fused, lazy)
 def test_the_grouping_is_repeat_interleave_not_repeat():
     """Folded rows: query head j of sequence i reads key/value head j // 3 of sequence i."""
     model = gqa_model(6, 2)
-    keys = random_inputs(width=24, seed=13)[1]
+    keys = random_qkv(width=24, seed=13)[1]
     # (batch_size * num_kv_heads, num_keys, head_size) -> (batch_size * num_heads, ...)
     folded = model.transpose_qkv(model.W_k(keys), model.num_kv_heads)
     repeated = model.repeat_kv(folded)
@@ -309,8 +306,7 @@ BAD_KV_HEADS = [
 ]
 
 
-@pytest.mark.parametrize("kwargs, error, message", BAD_KV_HEADS, ids=[m for *_, m in BAD_KV_HEADS])
+@named_cases("kwargs, error, message", BAD_KV_HEADS)
 def test_bad_num_kv_heads_is_named(kwargs, error, message):
-    with pytest.raises(error) as info:
+    with raises_naming(error, message):
         MultiHeadAttention(16, **kwargs)
-    assert message in str(info.value)

@@ -8,9 +8,9 @@ values once per key/value head, and refuse what it cannot serve.
 import pytest
 import torch
 
+from attention_cases import BOTH_PATHS, raises_naming
 from d2lutil import KVCache, MultiHeadAttention
 
-BOTH_PATHS = pytest.mark.parametrize("fused", [False, True], ids=["weights", "fused"])
 GROUPINGS = pytest.mark.parametrize("num_kv_heads", [1, 2, 4], ids=["kv1", "kv2", "kv4"])
 NUM_HIDDENS, NUM_HEADS, BATCH_SIZE, LENGTH = 16, 4, 2, 7
 
@@ -221,9 +221,8 @@ BAD_CACHES = {
 def test_a_cache_that_does_not_fit_the_call_is_named(fused, cache, error, message):
     model = model_with(2, fused=fused)
     before = len(cache) if isinstance(cache, KVCache) else None
-    with pytest.raises(error) as info:
+    with raises_naming(error, message):
         model(X[:, :1], X[:, :1], X[:, :1], cache=cache)
-    assert message in str(info.value)
     if before is not None:
         assert len(cache) == before
 
