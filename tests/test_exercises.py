@@ -5,14 +5,12 @@ the tests compute by their own route; tests/test_exercise_cells.py ties them to 
 notebooks' starter cells and solutions.
 """
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
 
 from d2lutil import exercises as E
+from import_probe import imported_modules
 
 
 def simple(*parts, **kwargs):
@@ -261,15 +259,11 @@ def test_function_builds_lazy_cases_only_when_checking():
 # --- every notebook's exercises --------------------------------------------------------------
 
 def test_importing_the_exercises_stays_light():
-    code = ("import sys, d2lutil.exercises, glob, importlib, pathlib; "
-            "[importlib.import_module('d2lutil.' + pathlib.Path(p).stem) for p in "
-            "sorted(glob.glob(str(pathlib.Path(d2lutil.__file__).parent / 'exercises_nb*.py')))]; "
-            "print(sorted(m for m in ('d2l', 'torchvision', 'pandas', 'scipy', 'IPython') "
-            "if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "[]"
-    assert out.stderr == ""
+    """d2lutil.exercises and every exercises_nbNN, before any other d2lutil module."""
+    imported = imported_modules()["exercises"]
+    assert {"d2lutil.exercises", "d2lutil.exercises_nb01"} <= imported
+    assert {"d2l", "torchvision", "pandas", "scipy", "IPython"} & imported == set()
+    assert imported_modules()["stderr"] == ""
 
 
 def test_numbers_close_takes_a_dict_by_keys():
