@@ -141,24 +141,28 @@ def find_entry(entries, shape, mode):
     return next((e for e in entries if e["shape"] == shape and e["mode"] == mode), None)
 
 
+def speed_headline(shape, s, measured):
+    """The speed target at ``shape`` as (text, met), from d2lutil fused's summary ``s``
+    (its time over torch's); ``measured`` says how it was measured and what it came to."""
+    return (f"d2lutil fused / torch need_weights=False, forward+backward at "
+            f"{shape_label(shape)}{measured}; target <= {SPEED_TARGET}",
+            s["ratio"] <= SPEED_TARGET)
+
+
 def headlines(results):
     """The issue's targets as (text, met) pairs; met is None where not measured."""
     out = []
     entry = find_entry(results.get("timing", []), HEADLINE_SHAPE, "forward+backward")
     if entry and "d2lutil fused" in entry["times"]:
         s = summarize(entry["times"])["d2lutil fused"]
-        out.append((
-            f"d2lutil fused / torch need_weights=False, forward+backward at "
-            f"{shape_label(HEADLINE_SHAPE)}: x{s['ratio']:.2f} (median of per-round ratios; "
-            f"rounds {s['ratio_min']:.2f} to {s['ratio_max']:.2f}); target <= {SPEED_TARGET}",
-            s["ratio"] <= SPEED_TARGET))
+        out.append(speed_headline(HEADLINE_SHAPE, s, (
+            f": x{s['ratio']:.2f} (median of per-round ratios; "
+            f"rounds {s['ratio_min']:.2f} to {s['ratio_max']:.2f})")))
     for paired in results.get("paired", []):
         s = summarize(paired["times"])["d2lutil fused"]
-        out.append((
-            f"d2lutil fused / torch need_weights=False, forward+backward at "
-            f"{shape_label(paired['shape'])}, {len(paired['times'][REFERENCE])} paired rounds "
-            f"at {paired['threads']} thread(s): x{s['ratio']:.3f}; target <= {SPEED_TARGET}",
-            s["ratio"] <= SPEED_TARGET))
+        out.append(speed_headline(paired["shape"], s, (
+            f", {len(paired['times'][REFERENCE])} paired rounds at {paired['threads']} "
+            f"thread(s): x{s['ratio']:.3f}")))
     sources = ([("the interleaved table", entry["times"])] if entry else []) + [
         (f"{len(p['times'][REFERENCE])} paired rounds at {p['threads']} thread(s)", p["times"])
         for p in results.get("paired", [])]
