@@ -17,13 +17,14 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test execute lab lint bench clean
+.PHONY: help chapter test execute lab present lint bench clean
 
 help:
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
 	@echo "make lab       JupyterLab on notebooks/"
+	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 
@@ -49,6 +50,13 @@ execute: $(STAMP)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks
+
+# JupyterLab (on this machine only, as `make lab`) opening the browser straight on the RISE
+# slideshow of NB: its cells run live (Shift+Enter). In `make lab` the notebook toolbar's
+# "Render the current notebook as Reveal Slideshow" button (Alt+R) does the same.
+present: $(STAMP)
+	@test -f "$(NB)" || { echo "usage: make present NB=notebooks/01_one_head_one_mixture.ipynb" >&2; exit 2; }
+	$(BIN)/jupyter lab --LabApp.default_url=/rise/$(NB)
 
 lint: $(STAMP)
 	$(BIN)/ruff check d2lutil tests tools site benchmarks notebooks
