@@ -287,6 +287,11 @@ def test_pages_link_each_other_not_colab(site, tab):
     nav = [(t, local_target(h)) for t, h in state["links"] if t == book.title_of(
         book.read(ROOT / chapter_rels[1]))]
     assert (nav[-1][1] if nav else None) == out / html_of(chapter_rels[1]), nav
+    # The notebook's "(in Colab)" links and relative .ipynb links are not on the page.
+    assert not [t for t, _ in state["links"] if t == colab.COLAB_LINK_TEXT], state["links"]
+    assert "(in Colab)" not in state["text"]
+    assert not [h for _, h in state["links"] if h.startswith("file:") and h.endswith(".ipynb")
+                and "/_sources/" not in h], state["links"]
 
 
 def test_search_works_from_file_urls(site, tab):
