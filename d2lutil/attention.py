@@ -165,6 +165,26 @@ class KVCache:
             return 0
         return sum(X.numel() * X.element_size() for X in (self.keys, self.values))
 
+    def check_fits(self, batch_size, num_kv_heads, head_size, dtype=None, device=None):
+        """Raise ``ValueError`` unless new keys and values of these sizes (and, when given,
+        dtype and device) can be appended to what is cached. An empty cache fits anything."""
+        if self.keys is None:
+            return
+        names = ["batch_size", "num_kv_heads", "head_size"]
+        cached = [self.keys.shape[0], self.keys.shape[1], self.keys.shape[3]]
+        new = [batch_size, num_kv_heads, head_size]
+        for name, mine, theirs in (("dtype", self.keys.dtype, dtype),
+                                   ("device", self.keys.device, device)):
+            if theirs is not None:
+                names.append(name)
+                cached.append(mine)
+                new.append(theirs)
+        if cached != new:
+            raise ValueError(
+                f"cache holds ({', '.join(names)}) = {tuple(cached)}, but this call has "
+                f"{tuple(new)}; use a new KVCache (or cache.reset()) for another batch"
+            )
+
     def append(self, keys, values, owner=None):
         """Append projected keys and values; return the whole cache as (keys, values).
 
@@ -179,15 +199,8 @@ class KVCache:
         if keys.shape != values.shape:
             raise ValueError(f"keys and values must have the same shape, got "
                              f"{tuple(keys.shape)} and {tuple(values.shape)}")
+        self.check_fits(keys.shape[0], keys.shape[1], keys.shape[3], keys.dtype, keys.device)
         if self.keys is not None:
-            cached = (self.keys.shape[0], self.keys.shape[1], self.keys.shape[3],
-                      self.keys.dtype, self.keys.device)
-            new = (keys.shape[0], keys.shape[1], keys.shape[3], keys.dtype, keys.device)
-            if cached != new:
-                raise ValueError(
-                    "cache holds (batch_size, num_kv_heads, head_size, dtype, device) = "
-                    f"{cached}, cannot append {new}; use a new KVCache (or cache.reset())"
-                )
             keys = torch.cat([self.keys, keys], dim=2)
             values = torch.cat([self.values, values], dim=2)
         if owner is not None and self._owner is None:
@@ -397,14 +410,7 @@ class MultiHeadAttention(nn.Module):
                 "cache holds the keys and values of another MultiHeadAttention; "
                 "use one KVCache per attention layer (or cache.reset() it first)"
             )
-        if cache.keys is not None:
-            expected = (batch_size, self.num_kv_heads, self.head_size)
-            got = (cache.keys.shape[0], cache.keys.shape[1], cache.keys.shape[3])
-            if got != expected:
-                raise ValueError(
-                    f"cache holds (batch_size, num_kv_heads, head_size) = {got}, but this call "
-                    f"has {expected}; use a new KVCache (or cache.reset()) for another batch"
-                )
+        cache.check_fits(batch_size, self.num_kv_heads, self.head_size)
 
     def _check_head_mask(self, head_mask, batch_size):
         if not isinstance(head_mask, torch.Tensor):
@@ -416,8 +422,8 @@ class MultiHeadAttention(nn.Module):
         allowed = ((self.num_heads,), (batch_size, self.num_heads))
         if tuple(head_mask.shape) not in allowed:
             raise ValueError(
-                f"head_mask must have shape {allowed[0]} or {allowed[1]} "
-                f"(num_heads,) or (batch_size, num_heads), got {tuple(head_mask.shape)}"
+                f"head_mask must have shape {allowed[0]} or {allowed[1]}, that is (num_heads,) "
+                f"or (batch_size, num_heads), got {tuple(head_mask.shape)}"
             )
 
     def _fused_attention(self, queries, keys, values, valid_lens):

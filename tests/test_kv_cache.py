@@ -243,3 +243,8 @@ def test_append_checks_its_arguments():
     with pytest.raises(ValueError, match="keys and values must have the same shape"):
         cache.append(torch.zeros(2, 1, 3, 4), torch.zeros(2, 1, 2, 4))
     assert len(cache) == 0
+    cache.append(torch.zeros(2, 1, 3, 4), torch.zeros(2, 1, 3, 4))
+    with pytest.raises(ValueError, match=r"cache holds \(batch_size, num_kv_heads, head_size, "
+                                         r"dtype, device\) = \(2, 1, 4, torch.float32"):
+        cache.append(torch.zeros(3, 1, 1, 4), torch.zeros(3, 1, 1, 4))
+    assert len(cache) == 3
