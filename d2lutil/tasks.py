@@ -43,6 +43,8 @@ __all__ = [
     "relative_squared_error",
     "readout_errors",
     "theory_error",
+    "sequence_copy_targets",
+    "sample_sequence_copy",
 ]
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -235,8 +237,6 @@ def theory_error(weights):
 # n source positions hold values x_1, ..., x_n (each of width m, i.i.d. standard normal);
 # output position j must produce [x_j ; x_(n+1-j)]: one source position in reading order
 # and one mirrored, so every output needs two positions, as in copy-both.
-
-__all__ += ["sequence_copy_targets", "sample_sequence_copy"]
 
 
 def sequence_copy_targets(values):
