@@ -14,7 +14,7 @@ Modules, one per concern:
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
-  ``solution``); the questions of notebook NN are in ``d2lutil.exercises_nbNN``.
+  ``solution``); the questions of notebook NN are in ``d2lutil.exercises.nbNN``.
 
 All but the first three are imported on demand: ``from d2lutil import tasks``.
 

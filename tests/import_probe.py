@@ -10,17 +10,15 @@ import json
 import subprocess
 import sys
 
-# First the exercises (d2lutil.exercises and every exercises_nbNN), then every other module.
+# First the exercises (d2lutil.exercises and every exercises.nbNN), then every other module.
 PROBE = """
 import importlib, json, pkgutil, sys
 import d2lutil, d2lutil.exercises
-names = sorted(m.name for m in pkgutil.iter_modules(d2lutil.__path__))
-for name in names:
-    if name.startswith("exercises_nb"):
-        importlib.import_module("d2lutil." + name)
+for info in pkgutil.iter_modules(d2lutil.exercises.__path__):
+    importlib.import_module("d2lutil.exercises." + info.name)
 after_exercises = sorted(sys.modules)
-for name in names:
-    importlib.import_module("d2lutil." + name)
+for info in pkgutil.iter_modules(d2lutil.__path__):
+    importlib.import_module("d2lutil." + info.name)
 print(json.dumps({"exercises": after_exercises, "every module": sorted(sys.modules)}))
 """
 

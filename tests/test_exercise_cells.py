@@ -1,6 +1,6 @@
 """Each notebook's exercises, its starter cells and its solutions agree (issue 13).
 
-For chapter notebook NN: ``d2lutil.exercises_nbNN`` has one ``exN`` per numbered exercise
+For chapter notebook NN: ``d2lutil.exercises.nbNN`` has one ``exN`` per numbered exercise
 of the Exercises section; each has a starter cell there that calls ``exN.check`` and stores
 "not answered yet", and no cell of the chapter calls ``hint()`` or ``solution()``; the
 solutions notebook asserts ``exN.check(...)`` and stores "correct"; an exercise with an
@@ -23,7 +23,7 @@ def name_of(path):
 
 
 def exercises_of(path):
-    module = importlib.import_module(f"d2lutil.exercises_nb{book.number(path)}")
+    module = importlib.import_module(f"d2lutil.exercises.nb{book.number(path)}")
     found = {}
     for name in module.__all__:
         exercise = getattr(module, name)
@@ -64,7 +64,7 @@ def test_every_numbered_exercise_has_a_checked_starter_cell(path):
     cells = exercise_section(book.read(path))
     assert sorted(items(cells)) == sorted(exercises), (
         f"{name_of(path)}: exercises {sorted(items(cells))} in the Markdown, "
-        f"{sorted(exercises)} in d2lutil.exercises_nb{book.number(path)}")
+        f"{sorted(exercises)} in d2lutil.exercises.nb{book.number(path)}")
     for number, exercise in exercises.items():
         starters = [c for c in cells if c.cell_type == "code"
                     and re.search(rf"\b{exercise.name}\.check\(", c.source)]

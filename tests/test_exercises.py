@@ -259,9 +259,9 @@ def test_function_builds_lazy_cases_only_when_checking():
 # --- every notebook's exercises --------------------------------------------------------------
 
 def test_importing_the_exercises_stays_light():
-    """d2lutil.exercises and every exercises_nbNN, before any other d2lutil module."""
+    """d2lutil.exercises and every exercises.nbNN, before any other d2lutil module."""
     imported = imported_modules()["exercises"]
-    assert {"d2lutil.exercises", "d2lutil.exercises_nb01"} <= imported
+    assert {"d2lutil.exercises", "d2lutil.exercises.nb01"} <= imported
     assert {"d2l", "torchvision", "pandas", "scipy", "IPython"} & imported == set()
     assert imported_modules()["stderr"] == ""
 

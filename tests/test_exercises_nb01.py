@@ -1,7 +1,7 @@
 """The checks of notebook 01's exercises, against answers computed here by another route.
 
 The right answers come from NumPy simulations of the task and brute force, never from the
-constants in d2lutil.exercises_nb01; each check must accept them in more than one form and
+constants in d2lutil.exercises.nb01; each check must accept them in more than one form and
 refuse the typical wrong answers.
 """
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from d2lutil.exercises_nb01 import ex1, ex2, ex3
+from d2lutil.exercises.nb01 import ex1, ex2, ex3
 
 
 def relative_squared_error(split, sigmas, num_samples=400_000, seed=0):

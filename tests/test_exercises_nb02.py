@@ -1,7 +1,7 @@
 """The checks of notebook 02's exercises, against answers computed here by another route.
 
 The right answers come from NumPy least squares on the task, a bisection with float32
-``torch.linalg.lstsq`` and ranks, never from the constants in d2lutil.exercises_nb02.
+``torch.linalg.lstsq`` and ranks, never from the constants in d2lutil.exercises.nb02.
 """
 
 import math
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from d2lutil.exercises_nb02 import ex1, ex2, ex3
+from d2lutil.exercises.nb02 import ex1, ex2, ex3
 
 FOUR_HEADS = [[1, 0, 0], [0, 1, 0], [1 / 2, 1 / 2, 0], [1 / 5, 4 / 5, 0]]
 

@@ -2,7 +2,7 @@
 
 The right answers come from torch's own ``nn.MultiheadAttention`` (parameters), from
 ``FlopCounterMode`` run on a module (FLOPs) and from the two expansions themselves, never
-from the constants in d2lutil.exercises_nb03.
+from the constants in d2lutil.exercises.nb03.
 """
 
 import itertools
@@ -13,7 +13,7 @@ import torch
 
 import d2lutil
 from d2lutil import cost
-from d2lutil.exercises_nb03 import ex1, ex2, ex3
+from d2lutil.exercises.nb03 import ex1, ex2, ex3
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The checks of notebook 04's exercises, against answers computed here by another route.
 
 The right answers come from torch itself (a triangular mask, the module's own parameters
-and errors, a forward pass), never from the constants in d2lutil.exercises_nb04.
+and errors, a forward pass), never from the constants in d2lutil.exercises.nb04.
 """
 
 import numpy as np
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from d2lutil import MultiHeadAttention
-from d2lutil.exercises_nb04 import ex1, ex2, ex3
+from d2lutil.exercises.nb04 import ex1, ex2, ex3
 
 
 @pytest.fixture(scope="module")

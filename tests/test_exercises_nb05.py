@@ -2,7 +2,7 @@
 
 The letter vectors are the task's (``alignment.letter_embeddings``); everything after them
 (scaled dot products, softmax, the regimes by their definition in notebook 5) is computed
-here in float64 NumPy, never read from d2lutil.exercises_nb05.
+here in float64 NumPy, never read from d2lutil.exercises.nb05.
 """
 
 import math
@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from d2lutil import alignment
-from d2lutil.exercises_nb05 import ex1, ex2, ex3
+from d2lutil.exercises.nb05 import ex1, ex2, ex3
 
 SHARP, SPLIT_TOTAL, DIFFUSE = 0.8, 0.8, 0.5  # notebook 5's definitions of the regimes
 

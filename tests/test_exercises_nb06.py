@@ -3,7 +3,7 @@
 No model is trained here: the answers come from models built to the exercises' conditions
 (a head mask at a least-squares optimum, heads as generic linear maps of the two values an
 output needs) and from slicing a real module's weights, never from the constants in
-d2lutil.exercises_nb06.
+d2lutil.exercises.nb06.
 """
 
 import itertools
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import d2lutil
-from d2lutil.exercises_nb06 import ex1, ex2, ex3
+from d2lutil.exercises.nb06 import ex1, ex2, ex3
 
 
 @pytest.fixture(scope="module")

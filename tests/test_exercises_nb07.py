@@ -2,7 +2,7 @@
 
 The right answers come from the rank of the heads' linear map and NumPy least squares
 (floors), from FlopCounterMode around a real prefill and real steps (FLOPs) and from the
-bytes a ``KVCache`` holds (memory), never from the constants in d2lutil.exercises_nb07.
+bytes a ``KVCache`` holds (memory), never from the constants in d2lutil.exercises.nb07.
 """
 
 import numpy as np
@@ -11,7 +11,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 import d2lutil
-from d2lutil.exercises_nb07 import ex1, ex2, ex3
+from d2lutil.exercises.nb07 import ex1, ex2, ex3
 
 NUM_HIDDENS, NUM_HEADS, VALUE_SIZE = 16, 8, 8
 

@@ -11,7 +11,7 @@ import itertools
 
 import torch
 
-from .exercises import Exercise, function, integer, number, truth
+from . import Exercise, function, integer, number, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 

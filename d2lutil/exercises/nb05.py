@@ -7,7 +7,7 @@ weight and the letter that gets it; what that says about sharp rows is open-ende
 The worked solutions are ``notebooks/solutions/05_solutions.ipynb``.
 """
 
-from .exercises import Exercise, Wrong, as_array, number, numbers_close, word
+from . import Exercise, Wrong, as_array, number, numbers_close, word
 
 __all__ = ["ex1", "ex2", "ex3"]
 

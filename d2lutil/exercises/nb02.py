@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .exercises import Exercise, function, number
+from . import Exercise, function, number
 
 __all__ = ["ex1", "ex2", "ex3"]
 

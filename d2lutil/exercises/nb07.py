@@ -7,7 +7,7 @@ Llama 2 7B-shaped model with 32, 8 and 1 key/value heads.
 The worked solutions are ``notebooks/solutions/07_solutions.ipynb``.
 """
 
-from .exercises import Exercise, integer, numbers_close, word
+from . import Exercise, integer, numbers_close, word
 
 __all__ = ["ex1", "ex2", "ex3"]
 

@@ -8,7 +8,7 @@ keep is open-ended, since it depends on the trained model).
 The worked solutions are ``notebooks/solutions/06_solutions.ipynb``.
 """
 
-from .exercises import Exercise, integer, numbers_close, word
+from . import Exercise, integer, numbers_close, word
 
 __all__ = ["ex1", "ex2", "ex3"]
 

@@ -8,7 +8,7 @@ All three are checked. The worked solutions are ``notebooks/solutions/01_solutio
 
 import math
 
-from .exercises import Exercise, Wrong, as_array, integer, number, truth
+from . import Exercise, Wrong, as_array, integer, number, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 

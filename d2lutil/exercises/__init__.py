@@ -1,9 +1,9 @@
 """Exercises that answer back: ``check``, ``hint`` and ``solution``.
 
-The exercises of notebook ``NN`` are ``ex1``, ``ex2``, ... in ``d2lutil.exercises_nbNN``,
+The exercises of notebook ``NN`` are ``ex1``, ``ex2``, ... in ``d2lutil.exercises.nbNN``,
 each an :class:`Exercise`. In a notebook::
 
-    from d2lutil.exercises_nb01 import ex1
+    from d2lutil.exercises.nb01 import ex1
 
     best_error = ...        # the placeholder the student replaces
     ex1.check(best_error)   # says "correct", or what is off, or "not answered yet"

@@ -10,8 +10,8 @@ checked. The worked solutions are ``notebooks/solutions/04_solutions.ipynb``.
 import numpy as np
 import torch
 
-from .attention import MultiHeadAttention
-from .exercises import Exercise, exception_type, function, integer, numbers_close, truth
+from ..attention import MultiHeadAttention
+from . import Exercise, exception_type, function, integer, numbers_close, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 
