@@ -17,12 +17,13 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test execute lab present lint bench clean
+.PHONY: help chapter test execute robust lab present lint bench clean
 
 help:
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
+	@echo "make robust    every notebook with every seed shifted by K = 1..5: asserts must hold"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
@@ -47,6 +48,12 @@ test: $(STAMP) $(NODE_STAMP)
 
 execute: $(STAMP)
 	$(BIN)/python tools/chapter.py execute $(NB)
+
+# `make robust` runs every notebook (or NB) once per K with every seed shifted by K
+# (tools/robust.py): no output compared, every assert must hold. `make robust K="1 2"`.
+K ?= 1 2 3 4 5
+robust: $(STAMP)
+	$(BIN)/python tools/robust.py $(NB) --k $(K)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks
