@@ -11,6 +11,8 @@ Modules, one per concern:
 * ``d2lutil.cost``: parameter and FLOP counts, forward/backward timing (notebook 3);
 * ``d2lutil.alignment``: letter embeddings and the regimes of an alignment row
   (notebook 5);
+* ``d2lutil.pronunciations``: the CMU Pronouncing Dictionary as a spelling-to-sound
+  task: reading, split, vocabularies, padded batches, error rates (notebook 8);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
