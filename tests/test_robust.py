@@ -141,16 +141,16 @@ def test_an_assert_of_one_seeds_digits_fails(demo):
         f"assert 0 <= min(x) <= max(x) < 1\nprint(x)\nassert x == {seed0!r}, 'seed 0 digits'",
         f"assert x[0] == {seed0[0]!r}, 'reached with --keep-going only'",
     ])
-    failed, text = run_check([path], [0, 1])
+    failed, text = run_check([path], [0, 1], keep_going=True)
     assert failed == 1
     lines = text.splitlines()
     assert lines[0].startswith(f"K=0 {path}: ok (")
     assert lines[1].startswith(f"K=1 {path}: FAILED cell 2: line 3: assert x == [")
     assert "-> AssertionError: seed 0 digits (" in lines[1]
-    assert lines[2].startswith("robust: 1 of 2 runs ok (1 notebooks, K = 0 1) in ")
-    failed, text = run_check([path], [1], keep_going=True)
-    assert text.splitlines()[1].startswith(
-        "    also cell 3: line 1: assert x[0] == ") and "AssertionError: reached with" in text
+    # --keep-going: the cells after the first failure run too, and are listed under it
+    assert lines[2].startswith("    also cell 3: line 1: assert x[0] == ")
+    assert "AssertionError: reached with --keep-going only" in lines[2]
+    assert lines[3].startswith("robust: 1 of 2 runs ok (1 notebooks, K = 0 1) in ")
 
 
 def test_d2lutil_in_the_kernel_sees_the_shift_and_main_exits_with_the_result(demo, capsys):
@@ -177,3 +177,19 @@ def test_main_refuses_a_missing_notebook(tmp_path, capsys):
     with pytest.raises(SystemExit):
         robust.main([str(tmp_path / "missing.ipynb")])
     assert "no such notebook" in capsys.readouterr().err
+
+
+def test_a_failure_is_described_by_the_cells_line_and_the_exception():
+    cell = new_code_cell("x = 1\ncheck(x)  # raises in a function of an earlier cell")
+    cell.outputs = [nbformat.v4.new_output(
+        "error", ename="ValueError", evalue="x must be 2",
+        traceback=["\x1b[0;31mValueError\x1b[0m  Traceback (most recent call last)",
+                   "Cell \x1b[0;32mIn[9], line 2\x1b[0m\n----> 2 check(x)",
+                   "Cell \x1b[0;32mIn[4], line 3\x1b[0m, in check(x)\n----> 3 raise"])]
+    assert robust.describe_failure(cell) == (
+        "line 2: check(x) # raises in a function of an earlier cell -> ValueError: x must be 2")
+    cell.outputs[0].evalue = ""
+    cell.outputs[0].traceback = []
+    assert robust.describe_failure(cell) == "ValueError"
+    cell.outputs = []
+    assert robust.describe_failure(cell) == "failed without an error output"
