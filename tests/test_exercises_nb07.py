@@ -5,6 +5,8 @@ The right answers come from the rank of the heads' linear map and NumPy least sq
 bytes a ``KVCache`` holds (memory), never from the constants in d2lutil.exercises.nb07.
 """
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -102,6 +104,42 @@ def test_ex2_refuses_typical_wrong_answers(prefill_and_steps, wrong):
     answers = {"direction": ("fewer", extra), "per sequence": ("more", extra // 2),
                "same": ("same", 0), "total": ("more", prefill)}[wrong]
     assert not ex2.check(*answers)
+
+
+def test_ex2_half_the_count_names_both_slips(prefill_and_steps):
+    # Half the extra FLOPs is what one sequence gives, and also what the batch gives when
+    # only the scores are counted (scores and mixing cost the same per query-key pair):
+    # the message must name both slips.
+    prefill, steps = prefill_and_steps
+    verdict = ex2.check("more", (prefill - steps) // 2)
+    assert not verdict
+    assert "batch" in verdict.message and "mixing" in verdict.message
+
+
+@pytest.mark.parametrize("divisor, words", [(4, ("scores", "mixing", "batch")),
+                                            (64 // 8, ("head",))])
+def test_ex2_scores_of_one_sequence_or_one_head_get_their_own_message(prefill_and_steps,
+                                                                      divisor, words):
+    prefill, steps = prefill_and_steps
+    verdict = ex2.check("more", (prefill - steps) // divisor)
+    assert not verdict
+    assert all(word in verdict.message for word in words), verdict.message
+
+
+def test_the_hints_give_the_method_not_the_answer(floors, prefill_and_steps,
+                                                  sequences_that_fit):
+    by_rank, _ = floors
+    prefill, steps = prefill_and_steps
+    answers = {
+        ex1: [f"{by_rank[g]:g}" for g in (1, 2)] + ["4, 8, 16, 16", "1 - R/16"],
+        ex2: [str(prefill - steps), f"{prefill - steps:,}"],
+        ex3: [str(n) for n in sequences_that_fit.values()] + ["4096 * 2"],
+    }
+    for exercise, texts in answers.items():
+        for hint in exercise.hints:
+            for text in texts:
+                assert not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d.])", hint), (
+                    f"{exercise.name}: a hint gives away {text!r}")
 
 
 @pytest.fixture(scope="module")

@@ -22,19 +22,27 @@ ex1 = Exercise(
             ([0.5, 0, 0, 0], "those are the floors for four heads of width 4; here each "
                              "head is only p = 2 wide"),
             ([0, 0, 0, 0], "the bound caps each group at two different mixtures and each "
-                           "head at p numbers of a value")]))],
+                           "value head at p of a value's dimensions")]))],
     hints=[
-        "With num_hiddens 16 and h = 8, each head is p = 2 wide; the values are m = 8 wide "
-        "and an output needs 2m = 16 numbers. The bound is R <= g * min(h/g, 2) * min(p, m).",
-        "R = 4, 8, 16, 16 for g = 1, 2, 4, 8; the floor is 1 - R/16. To check, draw random "
-        "softmax weights per head and a random value projection per key/value head, build the "
-        "heads' outputs and fit tasks.fit_readout on a few thousand samples.",
+        "With num_hiddens 16 and h = 8, each head is p = 2 wide; the values are m = 8 "
+        "wide and an output needs 2m = 16 numbers. The notebook's bound sums, over the g "
+        "groups, rank(A_r) * rank(W_v^(r)).",
+        "Go group by group. A group's heads make at most as many different mixtures of "
+        "the two positions as it has heads, and never more than 2 (A_r has two columns); "
+        "its value head passes at most p of a value's m dimensions. Multiply, add over "
+        "the groups, and the floor is the share of the 2m target numbers left over. To "
+        "check a floor, draw random softmax weights per head and a random value "
+        "projection per key/value head, build the heads' outputs and fit "
+        "tasks.fit_readout on a few thousand samples.",
     ],
     solution=(
-        "p = 16/8 = 2, so R = g * min(8/g, 2) * 2 = 4, 8, 16, 16 for g = 1, 2, 4, 8, and the "
-        "floors 1 - R/16 are 0.75, 0.5, 0 and 0. Two key/value heads are not enough: they "
-        "hand on two 2-dimensional projections, 4 of a value's 8 dimensions. Least squares on "
-        "fixed random weights lands within 0.02 of every floor. See "
+        "p = 16/8 = 2, so R = g * min(8/g, 2) * 2 = 4, 8, 16, 16 for g = 1, 2, 4, 8, and "
+        "the floors 1 - R/16 are 0.75, 0.5, 0 and 0. Two key/value heads are not enough: "
+        "they hand on two 2-dimensional projections, 4 of a value's 8 dimensions, each "
+        "mixed two ways. Four groups of two heads mix 2-dimensional projections two ways "
+        "each (4 * 2 * 2 = 16); eight groups of one head mix theirs one way each "
+        "(8 * 1 * 2 = 16): what must reach 2m is the sum over the groups. Least squares "
+        "on fixed random weights lands within 0.02 of every floor. See "
         "solutions/07_solutions.ipynb."),
 )
 
@@ -47,7 +55,15 @@ ex2 = Exercise(
      ("how many more or fewer (for the whole batch)", integer(
          2 * 4 * 64 * (24 * 24 - 24 * 25 // 2), what="count of FLOPs", mistakes=[
              (4 * 64 * (24 * 24 - 24 * 25 // 2),
-              "that is for one sequence; the small decode has a batch of 2")]))],
+              "that is half the count: either it is for one sequence (the small decode "
+              "has a batch of 2), or it counts the extra scores of the batch but not the "
+              "extra mixing (each masked score is also multiplied with a value)"),
+             (2 * 64 * (24 * 24 - 24 * 25 // 2),
+              "that counts only the extra scores, and for one sequence: the extra mixing "
+              "costs as much again, and the small decode has a batch of 2"),
+             (2 * 4 * 8 * (24 * 24 - 24 * 25 // 2),
+              "that is for one head of width p; the scores and mixing of all h heads "
+              "cost 4d per query-key pair")]))],
     hints=[
         "Run the prefill and the 24 one-token steps under FlopCounterMode (each into its own "
         "empty KVCache) and compare get_total_flops().",
@@ -77,8 +93,10 @@ ex3 = Exercise(
     hints=[
         "Llama 2 7B has 32 layers and heads of width 128. Per layer, the cache holds keys and "
         "values: 2 x g x 128 numbers per token, 2 bytes each.",
-        "One 4,096-token sequence needs 2 * 32 * g * 128 * 4096 * 2 bytes; divide 40 * 2**30 "
-        "by it (whole sequences: //).",
+        "First the bytes of one sequence's cache: the numbers one layer keeps per token "
+        "(keys and values, g heads of width 128 each), times the tokens, the layers and "
+        "the bytes per number. Then count the whole sequences that fit in the budget; a "
+        "GiB is 2**30 bytes.",
     ],
     solution=(
         "One sequence needs 2 (keys, values) * 32 layers * g * 128 * 4096 tokens * 2 bytes: "
