@@ -29,11 +29,17 @@ help:
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 
-$(STAMP): requirements.txt pyproject.toml
+# JupyterLab's settings overrides for the venv, kept in jupyter/lab/settings/overrides.json
+# (no prompt to fetch the "official Jupyter news" in `make lab` and `make present`).
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
+
+$(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade "pip>=24"
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
 	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps d2l==1.0.3
+	mkdir -p $(LAB_SETTINGS)
+	cp jupyter/lab/settings/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $@
 
 $(NODE_STAMP): package.json package-lock.json

@@ -283,3 +283,167 @@ def test_word_takes_aliases():
     assert ok(check, "gradient") == "'first' is not right"
     with pytest.raises(ValueError, match="one of the choices"):
         E.word("third", ["first", "second"])
+
+
+# --- hints and solutions: Markdown with maths in Jupyter, plain text elsewhere ---------------
+
+@pytest.mark.parametrize(("latex", "plain"), [
+    (r"\sum_i \xi_i c_i(x)", "sum_i xi_i c_i(x)"),
+    (r"-g_i + \frac{H_{ii}}{2}", "-g_i + H_ii/2"),
+    (r"\sqrt{\frac{1 - d/n}{2}} \ge 0.7065", "sqrt((1 - d/n)/2) >= 0.7065"),
+    (r"\mathrm{Cov}(t, m)^2 / \mathrm{Var}(m)", "Cov(t, m)^2 / Var(m)"),
+    (r"a_2^2\sigma^2", "a_2^2 sigma^2"),
+    (r"A^{-1} \ne e^{a + b}", "A^-1 != e^(a + b)"),
+    (r"2 \cdot 32 \times g \le 2^{30}", "2 * 32 x g <= 2^30"),
+    (r"\left(\frac{T(T + 1)}{2}\right) \approx \mathcal{N}(0, 1)", "(T(T + 1)/2) ~ N(0, 1)"),
+    (r"1 + 2 + \dots + T,\; \delta^* = \varepsilon \cdot n", "1 + 2 + ... + T, delta^* = "
+                                                             "epsilon * n"),
+    (r"2\,\text{bytes} \cdot r \bmod b", "2 bytes * r mod b"),
+])
+def test_plain_math_writes_the_maths_out(latex, plain):
+    assert E.plain_math(latex) == plain
+
+
+@pytest.mark.parametrize(("latex", "message"), [
+    (r"\int_0^1 x", r"does not know \\int"),
+    (r"\frac{1}", "lacks its argument"),
+    (r"{a", "unbalanced {"),
+    (r"a}", "unbalanced }"),
+])
+def test_plain_math_refuses_what_it_cannot_write_out(latex, message):
+    with pytest.raises(ValueError, match=message):
+        E.plain_math(latex)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"hints": ["fine", "an $x$ and a $y"]}, r"hint 2 of exercise 7 has an unmatched \$"),
+    ({"hints": ["call `ex7.hint( for more"]}, "hint 1 of exercise 7 has an unmatched `"),
+    ({"solution": r"it is $\int x$"}, r"the solution of exercise 7: .*\\int"),
+])
+def test_exercise_rejects_text_it_cannot_show(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        simple(**kwargs)
+
+
+def test_message_is_markdown_with_maths_and_plain_text():
+    shown = E.Message("Exercise 7, hint 1 of 2:",
+                      r"the prediction is $\sum_i \xi_i c_i(x)$, so compare 8*32 with "
+                      "`ex7.check(...)` and valid_lens [i, t].")
+    # Maths and code as written, everything else escaped so Markdown shows it literally.
+    assert shown._repr_markdown_() == (
+        r"**Exercise 7, hint 1 of 2:** the prediction is $\sum_i \xi_i c_i(x)$, so compare "
+        r"8\*32 with `ex7.check(...)` and valid\_lens \[i, t\].")
+    assert repr(shown) == str(shown) == shown.plain == (
+        "Exercise 7, hint 1 of 2: the prediction is sum_i xi_i c_i(x), so compare 8*32\n"
+        "with ex7.check(...) and valid_lens [i, t].")
+
+
+def test_message_keeps_paragraphs_and_lists():
+    shown = E.Message("Lead:", "first\n- one\n- two\nlast")
+    assert shown.markdown == "**Lead:** first\n\n- one\n- two\n\nlast"
+    assert shown.plain == "Lead: first\n- one\n- two\nlast"
+
+
+def test_hint_and_solution_display_markdown_in_jupyter(monkeypatch, capsys):
+    shown = []
+    monkeypatch.setattr(E, "_jupyter_display", lambda: shown.append)
+    ex = simple(("x", E.number(1.0)), hints=[r"use $\sqrt{d}$", "then `ex7.check(1)`"],
+                solution=r"it is $H_{ii}/2$")
+    ex.hint()
+    ex.solution()
+    assert capsys.readouterr().out == ""  # displayed, not printed
+    hint, solution = shown
+    assert hint._repr_markdown_() == (
+        r"**Exercise 7, hint 1 of 2:** use $\sqrt{d}$ (`ex7.hint()` again for the next one.)")
+    assert repr(hint) == "Exercise 7, hint 1 of 2: use sqrt(d) (ex7.hint() again for the next one.)"
+    assert solution._repr_markdown_() == r"**Exercise 7, solution:** it is $H_{ii}/2$"
+    assert repr(solution) == "Exercise 7, solution: it is H_ii/2"
+    ex.check(2.0)  # check messages stay printed text
+    assert "not right yet" in capsys.readouterr().out and len(shown) == 2
+
+
+def test_outside_jupyter_hint_and_solution_print_plain_text(capsys):
+    assert E._jupyter_display() is None  # pytest runs no kernel
+    ex = simple(hints=[r"use $\sqrt{d}$", "then `ex7.check(1)`"], solution=r"$\frac{a}{b}$")
+    ex.hint(2)
+    ex.solution()
+    assert capsys.readouterr().out == ("Exercise 7, hint 2 of 2: then ex7.check(1)\n"
+                                       "Exercise 7, solution: a/b\n")
+
+
+def test_printed_lines_fit_79_columns(capsys):
+    ex = simple(("the relative squared error of the even split over every head", E.number(1.0)),
+                ("the smallest number of samples", E.number(2.0)))
+    ex.check(3.0, ...)
+    ex.hint(1)
+    lines = capsys.readouterr().out.splitlines()
+    assert E.WIDTH == 79 and len(lines) >= 4
+    assert max(map(len, lines)) <= 79 < len(" ".join(lines))
+    assert any(line.startswith("  ") for line in lines)  # a list item's continuation
+
+
+def exercises_of_every_notebook():
+    import importlib
+    import pkgutil
+
+    for info in pkgutil.iter_modules(E.__path__):
+        module = importlib.import_module(f"d2lutil.exercises.{info.name}")
+        for name in module.__all__:
+            yield f"{info.name}.{name}", getattr(module, name)
+
+
+EVERY_EXERCISE = dict(exercises_of_every_notebook())
+
+
+@pytest.mark.parametrize("name", list(EVERY_EXERCISE))
+def test_every_hint_and_solution_renders_both_ways(name):
+    """Every notebook's hints and solutions: plain text without markup, lines that fit."""
+    ex = EVERY_EXERCISE[name]
+    texts = [(f"hint {i}", text) for i, text in enumerate(ex.hints, 1)]
+    for what, text in [*texts, ("solution", ex._solution)]:
+        shown = E.Message(f"Exercise {ex.number}, {what}:", text)
+        assert not set("$`\\") & set(shown.plain), f"{name}, {what}: {shown.plain}"
+        assert max(map(len, shown.plain.splitlines())) <= E.WIDTH, f"{name}, {what}"
+        assert shown.markdown.count("$") % 2 == 0
+
+
+KERNEL_CODE = r"""
+from d2lutil.exercises import Exercise
+ex = Exercise(3, [], hints=[r"the prediction is $\sum_i \xi_i c_i(x)$"],
+              solution=r"switching head $i$ off costs $-g_i + H_{ii}/2$")
+ex.hint()
+ex.solution()
+"""
+
+
+def test_in_a_jupyter_kernel_hints_are_markdown_and_imports_print_nothing():
+    """A real kernel, as in JupyterLab: importing the exercises outputs nothing; a hint and a
+    solution are one display each, Markdown with the maths and plain text, no stream."""
+    from jupyter_client.manager import start_new_kernel
+
+    def run(code):
+        outputs = []
+        reply = client.execute_interactive(
+            code, timeout=120, output_hook=lambda msg: outputs.append(msg)
+            if msg["msg_type"] in ("stream", "display_data", "execute_result", "error")
+            else None)
+        assert reply["content"]["status"] == "ok", reply["content"]
+        return [(msg["msg_type"], msg["content"]) for msg in outputs]
+
+    manager, client = start_new_kernel(kernel_name="python3", startup_timeout=120)
+    try:
+        assert run("import d2lutil.exercises, d2lutil.exercises.nb01\n"
+                   "import d2lutil.exercises.nb06") == []
+        outputs = run(KERNEL_CODE)
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    assert [kind for kind, _ in outputs] == ["display_data", "display_data"]
+    hint, solution = (content["data"] for _, content in outputs)
+    assert set(hint) == {"text/markdown", "text/plain"}
+    assert hint["text/markdown"] == (r"**Exercise 3, hint 1 of 1:** the prediction is "
+                                     r"$\sum_i \xi_i c_i(x)$")
+    assert hint["text/plain"] == "Exercise 3, hint 1 of 1: the prediction is sum_i xi_i c_i(x)"
+    assert solution["text/markdown"].endswith(r"costs $-g_i + H_{ii}/2$")
+    assert solution["text/plain"] == ("Exercise 3, solution: switching head i off costs "
+                                      "-g_i + H_ii/2")

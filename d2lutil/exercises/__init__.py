@@ -1,4 +1,4 @@
-"""Exercises that answer back: ``check``, ``hint`` and ``solution``.
+r"""Exercises that answer back: ``check``, ``hint`` and ``solution``.
 
 The exercises of notebook ``NN`` are ``ex1``, ``ex2``, ... in ``d2lutil.exercises.nbNN``,
 each an :class:`Exercise`. In a notebook::
@@ -22,10 +22,23 @@ the student (or :class:`NotAnswered`). The checkers below cover the common cases
 every correct form: ints and floats, lists, tuples, NumPy arrays and tensors, within a
 tolerance. A question that asks for an explanation is *open-ended*: nothing checks it; it
 has hints and a solution only (an exercise without parts, or the ``open_part`` of one).
+
+Hints and solutions are written as Markdown-light text: maths between single dollars in
+LaTeX (``$\sum_i \xi_i c_i(x)$``), code between backticks (```ex1.hint()```), everything
+else literal (``*``, ``_`` and ``[`` need no escaping; a literal dollar is not possible).
+In a Jupyter notebook ``hint`` and ``solution`` display them as Markdown, the maths
+typeset (a :class:`Message`, with the plain text as its text/plain fallback); in a
+terminal, or wherever no Jupyter kernel runs, they print the plain text: the maths
+written out by :func:`plain_math` (``sum_i xi_i c_i(x)``), the backticks dropped. Its
+LaTeX is the small subset that :func:`plain_math` knows; an exercise with any other
+command fails when it is created. ``check`` messages are plain text, printed as they are.
+Everything printed is wrapped to ``WIDTH`` = 79 characters, the notebooks' line length.
 """
 
 import math
 import numbers
+import re
+import sys
 import textwrap
 
 import numpy as np
@@ -33,6 +46,8 @@ import numpy as np
 __all__ = [
     "Exercise",
     "Verdict",
+    "Message",
+    "plain_math",
     "Wrong",
     "NotAnswered",
     "as_array",
@@ -46,7 +61,7 @@ __all__ = [
     "function",
 ]
 
-WIDTH = 88
+WIDTH = 79  # every line a notebook prints fits the notebooks' 79 columns
 FACTORS = (2, 3, 4, 5, 8, 10, 100, 1000)
 
 
@@ -101,9 +116,234 @@ def _is_placeholder(answer):
 
 def _say(text):
     """Print ``text`` wrapped to WIDTH columns, paragraph by paragraph."""
-    paragraphs = text.split("\n")
-    print("\n".join(textwrap.fill(p, WIDTH, subsequent_indent="  " if p.startswith("- ")
-                                  else "") if p.strip() else p for p in paragraphs))
+    print(_wrap(text))
+
+
+def _wrap(text):
+    """``text`` wrapped to WIDTH columns, each line of it a paragraph ("- " a list item)."""
+    return "\n".join(textwrap.fill(p, WIDTH, subsequent_indent="  " if p.startswith("- ")
+                                   else "") if p.strip() else p for p in text.split("\n"))
+
+
+# --- hints and solutions: Markdown with maths, or plain text -------------------------------
+
+_SPAN = re.compile(r"(`[^`]*`|\$[^$]*\$)")
+
+_GREEK = {
+    "alpha", "beta", "gamma", "delta", "epsilon", "varepsilon", "zeta", "eta", "theta",
+    "iota", "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon",
+    "phi", "varphi", "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi",
+    "Pi", "Sigma", "Phi", "Psi", "Omega",
+}
+_WORDS = {"sum", "prod", "log", "exp", "min", "max", "det", "in", "mod"}
+_SYMBOLS = {
+    "cdot": "*", "times": "x", "le": "<=", "leq": "<=", "ge": ">=", "geq": ">=",
+    "ne": "!=", "neq": "!=", "approx": "~", "to": "->", "rightarrow": "->", "infty": "inf",
+    "ldots": "...", "dots": "...", "cdots": "...", "top": "T", "bmod": "mod", "pm": "+-",
+    "lvert": "|", "rvert": "|", "vert": "|", "mid": "|", "lVert": "||", "rVert": "||",
+    "quad": " ", "qquad": " ", ",": " ", ";": " ", ":": " ", " ": " ", "!": "",
+    "%": "%", "{": "{", "}": "}", "_": "_", "#": "#", "&": "&",
+    "left": "", "right": "", "big": "", "Big": "", "bigl": "", "bigr": "", "Bigl": "",
+    "Bigr": "",
+}
+_TEXT_COMMANDS = {"mathrm", "operatorname", "text", "textrm", "mathbf", "mathit", "mathcal",
+                  "mathbb", "boldsymbol", "mathsf", "mathtt"}
+_MATH_TOKEN = re.compile(r"\\[A-Za-z]+|\\.|[{}^_]|[^\\{}^_]")
+
+
+def plain_math(latex):
+    r"""The maths of ``latex`` written out in plain text: ``\frac{H_{ii}}{2}`` is ``H_ii/2``.
+
+    It knows a small subset of LaTeX, enough for an exercise's formulas: Greek letters
+    (``\xi`` is ``xi``); ``\sum``, ``\log``, ``\min`` ... (their names); ``\frac{a}{b}``
+    and ``\tfrac`` (``a/b``, each side in brackets unless it is one term); ``\sqrt{x}``
+    (``sqrt(x)``); sub- and superscripts (``x_{ij}`` is ``x_ij``, ``e^{a + b}`` is
+    ``e^(a + b)``); ``\mathrm{Var}``, ``\mathbf{g}``, ``\mathbb{R}`` and the like (their
+    text); relations and operators (``\le`` is ``<=``, ``\ne`` is ``!=``, ``\cdot`` is
+    ``*``, ``\times`` is ``x``, ``\approx`` is ``~``, ``\bmod`` is ``mod``); ``\dots``;
+    spacing and ``\left``/``\right`` (dropped). Any other command is a ValueError that
+    names it.
+    """
+    if not isinstance(latex, str):
+        raise TypeError(f"latex must be a str, got {type(latex).__name__}")
+    tokens = _MATH_TOKEN.findall(latex)
+    text, end = _plain_tokens(tokens, 0, latex)
+    if end != len(tokens):
+        raise ValueError(f"unbalanced }} in the maths ${latex}$")
+    return re.sub(r" {2,}", " ", text).strip()
+
+
+def _plain_tokens(tokens, i, latex, until_close=False):
+    """Plain text of tokens[i:] up to the matching ``}``; returns it and where it stopped."""
+    out = ""
+    while i < len(tokens):
+        token = tokens[i]
+        if token == "}":
+            if until_close:
+                return out, i + 1
+            return out, i
+        if token == "{":
+            inner, i = _group(tokens, i, latex)
+            out += inner
+            continue
+        if token in ("_", "^"):
+            inner, i = _argument(tokens, i + 1, latex)
+            simple = re.fullmatch(r"-?[\w.]+|\||'+|\*+|\([^()]*\)", inner)
+            out += token + (inner if simple else f"({inner})")
+            continue
+        i += 1
+        if token == "~":
+            out += " "
+        elif not token.startswith("\\"):
+            out += token
+        elif token[1:] in _SYMBOLS:
+            out += _SYMBOLS[token[1:]]
+        elif token[1:] in _GREEK or token[1:] in _WORDS:
+            word = "epsilon" if token[1:] == "varepsilon" else (
+                "phi" if token[1:] == "varphi" else token[1:])
+            out += (" " if out[-1:].isalnum() else "") + word
+        elif token[1:] in _TEXT_COMMANDS:
+            inner, i = _argument(tokens, i, latex)
+            out += (" " if out[-1:].isalnum() else "") + inner
+        elif token in ("\\frac", "\\tfrac", "\\dfrac"):
+            top, i = _argument(tokens, i, latex)
+            bottom, i = _argument(tokens, i, latex)
+            out += f"{_bracket(top)}/{_bracket(bottom)}"
+        elif token == "\\sqrt":
+            inner, i = _argument(tokens, i, latex)
+            out += f"sqrt({inner})"
+        else:
+            raise ValueError(f"the plain-text rendering does not know {token} (in the maths "
+                             f"${latex}$): see plain_math for the LaTeX it knows")
+    if until_close:
+        raise ValueError(f"unbalanced {{ in the maths ${latex}$")
+    return out, i
+
+
+def _group(tokens, i, latex):
+    """The plain text of the braced group that starts at tokens[i] (a ``{``)."""
+    inner, i = _plain_tokens(tokens, i + 1, latex, until_close=True)
+    return re.sub(r" {2,}", " ", inner).strip(), i
+
+
+def _argument(tokens, i, latex):
+    """A command's argument at tokens[i]: a braced group or one token (spaces skipped)."""
+    while i < len(tokens) and tokens[i] == " ":
+        i += 1
+    if i == len(tokens) or tokens[i] == "}":
+        raise ValueError(f"a command lacks its argument in the maths ${latex}$")
+    if tokens[i] == "{":
+        return _group(tokens, i, latex)
+    return _plain_tokens(tokens[i:i + 1], 0, latex)[0], i + 1
+
+
+def _bracket(text):
+    """``text`` as one side of a fraction: in brackets unless it is a single term."""
+    depth = 0
+    for char in text:
+        if char in "([":
+            depth += 1
+        elif char in ")]":
+            depth -= 1
+        elif depth == 0 and char in " +-*/,=<>":
+            return f"({text})"
+    return text
+
+
+def _spans(text, what):
+    """``text`` cut into ("text" | "math" | "code", content) pieces; checks the maths."""
+    pieces = []
+    for piece in _SPAN.split(text):
+        if piece.startswith("`") and piece.endswith("`") and len(piece) > 1:
+            pieces.append(("code", piece[1:-1]))
+        elif piece.startswith("$") and piece.endswith("$") and len(piece) > 2:
+            pieces.append(("math", piece[1:-1]))
+        elif "$" in piece or "`" in piece:
+            mark = "$" if "$" in piece else "`"
+            raise ValueError(f"{what} has an unmatched {mark}: maths goes between two $, "
+                             f"code between two backticks: {text!r}")
+        elif piece:
+            pieces.append(("text", piece))
+    for kind, content in pieces:
+        if kind == "math":
+            try:
+                plain_math(content)
+            except ValueError as error:
+                raise ValueError(f"{what}: {error}") from None
+    return pieces
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\*_\[\]<>#|~])")
+
+
+def _markdown(text):
+    """Markdown of hint or solution ``text``: its maths and code as they are, the rest
+    escaped, each line a paragraph ("- " lines a list)."""
+    out = []
+    for kind, content in _spans(text, "the text"):
+        if kind == "math":
+            out.append(f"${content}$")
+        elif kind == "code":
+            out.append(f"`{content}`")
+        else:
+            out.append(_MARKDOWN_SPECIAL.sub(r"\\\1", content))
+    lines = "".join(out).split("\n")
+    return "".join(line + ("\n" if i + 1 < len(lines) and line.startswith("- ")
+                           and lines[i + 1].startswith("- ") else "\n\n")
+                   for i, line in enumerate(lines)).rstrip("\n")
+
+
+def _plain(text):
+    """Plain text of hint or solution ``text``: the maths written out, backticks dropped."""
+    return "".join(plain_math(content) if kind == "math" else content
+                   for kind, content in _spans(text, "the text"))
+
+
+class Message:
+    """A hint or a solution as shown: Markdown with maths in Jupyter, plain text elsewhere.
+
+    ``Message("Exercise 1, hint 1 of 2:", text)`` holds ``text`` (maths between $, code
+    between backticks) after the bold ``lead``. ``markdown`` is what Jupyter renders (its
+    ``_repr_markdown_``); ``plain`` is the same with the maths written out by
+    :func:`plain_math`, wrapped to WIDTH: its ``str`` and ``repr``, Jupyter's text/plain.
+    """
+
+    __slots__ = ("markdown", "plain")
+
+    def __init__(self, lead, text):
+        self.markdown = f"**{_markdown(lead)}** {_markdown(text)}"
+        self.plain = _wrap(f"{_plain(lead)} {_plain(text)}")
+
+    def _repr_markdown_(self):
+        return self.markdown
+
+    def __repr__(self):
+        return self.plain
+
+    __str__ = __repr__
+
+
+def _jupyter_display():
+    """IPython's ``display`` when a Jupyter kernel runs this code, else None.
+
+    IPython is never imported here: a kernel has imported it already.
+    """
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    from IPython.display import display
+
+    return display
+
+
+def _show(message):
+    """Display ``message`` as Markdown in Jupyter; print its plain text elsewhere."""
+    display = _jupyter_display()
+    if display is None:
+        print(message.plain)
+    else:
+        display(message)
 
 
 class Exercise:
@@ -119,9 +359,10 @@ class Exercise:
         function that raises :class:`Wrong` or :class:`NotAnswered`. No parts: the
         exercise is open-ended.
     hints : list of str
-        At least one hint, from gentle to nearly the answer.
+        At least one hint, from gentle to nearly the answer; maths between $ (the LaTeX
+        of :func:`plain_math`), code between backticks (see the module's docstring).
     solution : str
-        The worked answer.
+        The worked answer, written like the hints.
     open_part : str, optional
         The open-ended part of an otherwise checked exercise ("why a test misses it"),
         named after a correct answer so the student compares it with the solution.
@@ -140,6 +381,9 @@ class Exercise:
             raise ValueError("hints must be a non-empty list of non-empty strings")
         if not isinstance(solution, str) or not solution.strip():
             raise ValueError("solution must be a non-empty string")
+        for i, hint in enumerate(hints, 1):
+            _spans(hint, f"hint {i} of exercise {number}")
+        _spans(solution, f"the solution of exercise {number}")
         self.number = number
         self.parts = parts
         self.hints = hints
@@ -238,7 +482,11 @@ class Exercise:
     # --- hints and solution ---------------------------------------------------------------
 
     def hint(self, level=None):
-        """Print a hint: the next one at each call, or hint number ``level`` (from 1)."""
+        """Show a hint: the next one at each call, or hint number ``level`` (from 1).
+
+        In Jupyter it is displayed as Markdown with its maths typeset (a :class:`Message`);
+        elsewhere its plain text is printed.
+        """
         count = len(self.hints)
         if level is None:
             level = self._next_hint
@@ -248,12 +496,13 @@ class Exercise:
                  + (f" to {self.name}.hint({count})." if count > 1 else "."))
             return
         self._next_hint = min(level + 1, count)
-        more = (f" ({self.name}.hint() again for the next one.)" if level < count else "")
-        _say(f"Exercise {self.number}, hint {level} of {count}: {self.hints[level - 1]}{more}")
+        more = (f" (`{self.name}.hint()` again for the next one.)" if level < count else "")
+        _show(Message(f"Exercise {self.number}, hint {level} of {count}:",
+                      self.hints[level - 1] + more))
 
     def solution(self):
-        """Print the worked answer."""
-        _say(f"Exercise {self.number}, solution: {self._solution}")
+        """Show the worked answer: Markdown with maths in Jupyter, plain text elsewhere."""
+        _show(Message(f"Exercise {self.number}, solution:", self._solution))
 
 
 # --- reading answers --------------------------------------------------------------------------
