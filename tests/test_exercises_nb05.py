@@ -119,3 +119,20 @@ def test_ex3_refuses_typical_wrong_answers(unscaled_e_row):
     assert not ex3.check(largest, "e")             # e is not in translation
     assert not ex3.check(1.0, letter)
     assert not ex3.check(largest, "z")
+
+
+def test_ex2_and_ex3_check_the_seeds_that_were_asked_for():
+    """Under a seed shift (tools/robust.py) "seed 0" means seed K for the notebook and the
+    check alike: the checks compute their answers then, they hold no digits of seed 0."""
+    import seedshift
+
+    seedshift.install(1)
+    try:
+        row = weights("attention", "translation", 64, 0, scaled=False)["attention".index("e")]
+        assert ex3.check(row.max(), "translation"[row.argmax()])
+        counts = [sum(regimes_hold("attention", "translation", d, seed) for seed in range(20))
+                  for d in (128, 256)]
+        assert ex2.check(counts, (0.95, 0.95))
+    finally:
+        seedshift.uninstall()
+    assert not ex3.check(row.max(), "translation"[row.argmax()])  # seed 1's row, not 0's
