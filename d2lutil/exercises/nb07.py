@@ -24,26 +24,26 @@ ex1 = Exercise(
             ([0, 0, 0, 0], "the bound caps each group at two different mixtures and each "
                            "value head at p of a value's dimensions")]))],
     hints=[
-        "With num_hiddens 16 and h = 8, each head is p = 2 wide; the values are m = 8 "
-        "wide and an output needs 2m = 16 numbers. The notebook's bound sums, over the g "
-        "groups, rank(A_r) * rank(W_v^(r)).",
+        "With `num_hiddens` 16 and $h = 8$, each head is $p = 2$ wide; the values are "
+        "$m = 8$ wide and an output needs $2m = 16$ numbers. The notebook's bound sums, "
+        r"over the $g$ groups, $\operatorname{rank}(A_r) \cdot \operatorname{rank}(W_v^{(r)})$.",
         "Go group by group. A group's heads make at most as many different mixtures of "
-        "the two positions as it has heads, and never more than 2 (A_r has two columns); "
-        "its value head passes at most p of a value's m dimensions. Multiply, add over "
-        "the groups, and the floor is the share of the 2m target numbers left over. To "
+        "the two positions as it has heads, and never more than 2 ($A_r$ has two columns); "
+        "its value head passes at most $p$ of a value's $m$ dimensions. Multiply, add over "
+        "the groups, and the floor is the share of the $2m$ target numbers left over. To "
         "check a floor, draw random softmax weights per head and a random value "
         "projection per key/value head, build the heads' outputs and fit "
-        "tasks.fit_readout on a few thousand samples.",
+        "`tasks.fit_readout` on a few thousand samples.",
     ],
     solution=(
-        "p = 16/8 = 2, so R = g * min(8/g, 2) * 2 = 4, 8, 16, 16 for g = 1, 2, 4, 8, and "
-        "the floors 1 - R/16 are 0.75, 0.5, 0 and 0. Two key/value heads are not enough: "
-        "they hand on two 2-dimensional projections, 4 of a value's 8 dimensions, each "
-        "mixed two ways. Four groups of two heads mix 2-dimensional projections two ways "
-        "each (4 * 2 * 2 = 16); eight groups of one head mix theirs one way each "
-        "(8 * 1 * 2 = 16): what must reach 2m is the sum over the groups. Least squares "
-        "on fixed random weights lands within 0.02 of every floor. See "
-        "solutions/07_solutions.ipynb."),
+        r"$p = 16/8 = 2$, so $R = g \cdot \min(8/g, 2) \cdot 2$ = 4, 8, 16, 16 for "
+        "$g$ = 1, 2, 4, 8, and the floors $1 - R/16$ are 0.75, 0.5, 0 and 0. Two key/value "
+        "heads are not enough: they hand on two 2-dimensional projections, 4 of a value's "
+        "8 dimensions, each mixed two ways. Four groups of two heads mix 2-dimensional "
+        r"projections two ways each ($4 \cdot 2 \cdot 2 = 16$); eight groups of one head "
+        r"mix theirs one way each ($8 \cdot 1 \cdot 2 = 16$): what must reach $2m$ is the "
+        "sum over the groups. Least squares on fixed random weights lands within 0.02 of "
+        "every floor. See `solutions/07_solutions.ipynb`."),
 )
 
 ex2 = Exercise(
@@ -65,19 +65,21 @@ ex2 = Exercise(
               "that is for one head of width p; the scores and mixing of all h heads "
               "cost 4d per query-key pair")]))],
     hints=[
-        "Run the prefill and the 24 one-token steps under FlopCounterMode (each into its own "
-        "empty KVCache) and compare get_total_flops().",
-        "Both project the same 24 tokens. The prefill computes every score of a 24 x 24 "
-        "matrix and masks the upper triangle afterwards; step t computes only t scores.",
+        "Run the prefill and the 24 one-token steps under `FlopCounterMode` (each into "
+        "its own empty `KVCache`) and compare `get_total_flops()`.",
+        r"Both project the same 24 tokens. The prefill computes every score of a "
+        r"$24 \times 24$ matrix and masks the upper triangle afterwards; step $t$ computes "
+        "only $t$ scores.",
     ],
     solution=(
-        "The prefill counts more: 1,277,952 FLOPs against 1,136,640 for 24 one-token steps, "
-        "141,312 more. The projections are the same, but the prefill computes all 24 x 24 = "
-        "576 scores per sequence and masks the upper triangle, while the steps compute only "
-        "1 + 2 + ... + 24 = 300; scores and mixing cost 4d per query-key pair, so the "
-        "difference is b * 4d * (576 - 300). Decoders still prefill in one call: a few large "
-        "products instead of 24 rounds of small ones, and a fused causal kernel skips most "
-        "masked scores. See solutions/07_solutions.ipynb."),
+        "The prefill counts more: 1,277,952 FLOPs against 1,136,640 for 24 one-token "
+        r"steps, 141,312 more. The projections are the same, but the prefill computes all "
+        r"$24 \times 24 = 576$ scores per sequence and masks the upper triangle, while the "
+        r"steps compute only $1 + 2 + \dots + 24 = 300$; scores and mixing cost $4d$ per "
+        r"query-key pair, so the difference is $b \cdot 4d \cdot (576 - 300)$. Decoders "
+        "still prefill in one call: a few large products instead of 24 rounds of small "
+        "ones, and a fused causal kernel skips most masked scores. See "
+        "`solutions/07_solutions.ipynb`."),
     open_part="why the prefill differs",
 )
 
@@ -91,16 +93,17 @@ ex3 = Exercise(
             ([640, 80, 20], "the wrong way round: fewer key/value heads leave room for more "
                             "sequences")]))],
     hints=[
-        "Llama 2 7B has 32 layers and heads of width 128. Per layer, the cache holds keys and "
-        "values: 2 x g x 128 numbers per token, 2 bytes each.",
+        "Llama 2 7B has 32 layers and heads of width 128. Per layer, the cache holds keys "
+        r"and values: $2 \cdot g \cdot 128$ numbers per token, 2 bytes each.",
         "First the bytes of one sequence's cache: the numbers one layer keeps per token "
-        "(keys and values, g heads of width 128 each), times the tokens, the layers and "
+        "(keys and values, $g$ heads of width 128 each), times the tokens, the layers and "
         "the bytes per number. Then count the whole sequences that fit in the budget; a "
-        "GiB is 2**30 bytes.",
+        "GiB is $2^{30}$ bytes.",
     ],
     solution=(
-        "One sequence needs 2 (keys, values) * 32 layers * g * 128 * 4096 tokens * 2 bytes: "
-        "2 GiB for g = 32, 512 MiB for g = 8, 64 MiB for g = 1. So 40 GiB hold 20, 80 and "
-        "640 sequences: the batch at full length grows by h/g. See "
-        "solutions/07_solutions.ipynb."),
+        r"One sequence needs $2 \cdot 32 \cdot g \cdot 128 \cdot 4096 \cdot 2$ bytes (keys "
+        "and values, layers, key/value heads, head width, tokens, bytes per number): "
+        "2 GiB for $g = 32$, 512 MiB for $g = 8$, 64 MiB for $g = 1$. So 40 GiB hold 20, "
+        "80 and 640 sequences: the batch at full length grows by $h/g$. See "
+        "`solutions/07_solutions.ipynb`."),
 )
