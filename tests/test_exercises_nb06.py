@@ -7,13 +7,18 @@ d2lutil.exercises.nb06.
 """
 
 import itertools
+import re
 
+import nbformat
 import numpy as np
 import pytest
 import torch
 
+import book
 import d2lutil
 from d2lutil.exercises.nb06 import ex1, ex2, ex3
+
+CHAPTER = book.ROOT / "notebooks" / "06_learned_heads.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +99,27 @@ def test_ex2_refuses_typical_wrong_answers(narrow, wrong):
     assert not ex2.check(answers)
 
 
+def test_ex2_hints_give_the_method_not_the_numbers(narrow):
+    """No hint states a refitted error or the formula that gives them all."""
+    hints = " ".join(ex2.hints).replace(" ", "")
+    for k in range(1, 8):
+        for digits in (2, 3):
+            assert f"{narrow[k]:.{digits}f}".lstrip("0") not in hints, k
+    for formula in ("1-2k/16", "1-k/8", "2k/16", "k/8"):
+        assert formula not in hints
+
+
+def test_ex2_states_the_steps_of_the_notebooks_train():
+    """The exercise says how long to train: the default of the chapter's train()."""
+    nb = nbformat.read(CHAPTER, as_version=4)
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    default = int(re.search(r"def train\([^)]*num_steps=(\d+)", code).group(1))
+    exercise = next(c.source for c in nb.cells
+                    if c.cell_type == "markdown" and c.source.startswith("2. "))
+    assert f"{default} steps" in " ".join(exercise.split())
+    assert f"{default} steps" in " ".join(ex2.hints)
+
+
 def smallest_set_size(seed=0):
     """Heads of width 8 = m, each one mixture of the two values: the fewest that recover both."""
     rng = np.random.default_rng(seed)
@@ -135,3 +161,32 @@ def test_ex3_refuses_typical_wrong_answers(pruning, wrong):
                "one pruned head": (size, owned // 2), "module": (size, 2 * owned),
                "wide W_v": (size, owned + 2 * 8 * 24)}[wrong]
     assert not ex3.check(*answers)
+
+
+def test_ex3_asks_for_the_size_and_says_so_when_given_a_set(pruning, capsys):
+    size, owned = pruning
+    for heads in (tuple(range(size)), list(range(size)), set(range(size)),
+                  frozenset(range(size))):
+        assert not ex3.check(heads, owned)
+        assert "size" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", ["2", "two", None, ..., [], (), {}, {0: 1}, set(),
+                                    [[0, 1]], np.array([0, 1]), np.zeros((2, 2)),
+                                    torch.tensor([0, 1]), torch.tensor(2.0), 1e300,
+                                    float("nan"), True, 2 + 0j, {0, "a"}, (0.5, 1.5)])
+def test_ex3_check_never_raises(pruning, answer):
+    size, owned = pruning
+    assert not ex3.check(answer, answer)  # no one number answers both parts
+    verdict = ex3.check(answer, owned)
+    assert bool(verdict) == (answer is not True and _is_the_size(answer, size))
+
+
+def _is_the_size(answer, size):
+    """Whether an answer is the number ``size`` in one of the accepted forms."""
+    if isinstance(answer, str):
+        return False
+    try:
+        return float(np.asarray(answer, dtype=float).reshape(())) == size
+    except (TypeError, ValueError):
+        return False

@@ -8,7 +8,9 @@ keep is open-ended, since it depends on the trained model).
 The worked solutions are ``notebooks/solutions/06_solutions.ipynb``.
 """
 
-from . import Exercise, integer, numbers_close, word
+import numbers
+
+from . import Exercise, Wrong, integer, numbers_close, word
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -49,26 +51,44 @@ ex2 = Exercise(
             ([max(0.0, 1 - k / 4) for k in range(1, 9)],
              "those are heads of width 4; here each head is p = 2 wide")]))],
     hints=[
-        "Each head of width p = 2 hands on at most 2 of the 16 numbers an output needs, so k "
-        "heads leave at least 1 - 2k/16.",
-        "If all eight heads together reach an error near 0, their 16 numbers are "
-        "independent, and so are any 2k of them. Check with the notebook's refit for a few "
-        "subsets of each size.",
+        "Count first: how many of the 16 numbers an output needs can one head of "
+        "width p = num_hiddens / h hand on, and so k of them? The rank argument of "
+        "the notebook's prediction turns that count into a lower bound on the error.",
+        "The bound is reached when the kept heads' numbers are independent: if all "
+        "eight heads together reach an error near 0, any subset of them is. Check "
+        "your prediction with the notebook's refit_errors on the model trained for "
+        "300 steps (train(num_heads=8)), for a few subsets of each size.",
     ],
     solution=(
         "k heads of width 2 hand on 2k of the 16 numbers an output needs, so the refitted "
         "error is at least 1 - k/8; since all eight together reach 0, any 2k of their numbers "
         "are independent and every subset of k heads leaves exactly 1 - k/8: 0.875, 0.75, "
-        "..., 0. Trained for 400 steps, all 255 subsets land within 0.01 of it. See "
-        "solutions/06_solutions.ipynb."),
+        "..., 0. Trained for the notebook's 300 steps, all 255 subsets land within "
+        "0.01 of it. See solutions/06_solutions.ipynb."),
 )
+
+def _set_size(expected, mistakes):
+    """A checker for the number of heads in a set, telling a set of heads apart."""
+    count = integer(expected, what="number of heads", mistakes=mistakes)
+
+    def check(answer):
+        is_set = isinstance(answer, (set, frozenset)) or (
+            isinstance(answer, (list, tuple)) and len(answer) > 1
+            and all(isinstance(x, numbers.Integral) for x in answer))
+        if is_set:
+            raise Wrong("that looks like a set of heads; the question asks for its size, "
+                        "the number of heads it holds")
+        count(answer)
+
+    return check
+
 
 _PER_HEAD = 8 * 32 + 8 * 32 + 8 * 8 + 32 * 8  # rows of W_q, W_k, W_v and columns of W_o
 
 ex3 = Exercise(
     3,
-    [("size of the smallest set of heads", integer(
-        2, what="number of heads", mistakes=[
+    [("size of the smallest set of heads", _set_size(
+        2, mistakes=[
             (1, "one head hands on one mixture per output and leaves about 1/2"),
             (4, "fewer heads do: look at the pairs in the refit table")])),
      ("parameters the other heads own", integer(
