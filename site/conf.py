@@ -41,4 +41,10 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "show_toc_level": 2,
     "home_page_in_toc": True,
+    # No header bar: sphinx-book-theme leaves it empty, but pydata-sphinx-theme 0.20 fills an
+    # unset navbar_persistent with a search button, and the header that holds it also holds
+    # hidden copies of the sidebar toggles. The themes' scripts bind the first
+    # .primary-toggle/.secondary-toggle on the page: with the header, those hidden copies,
+    # so the visible menu buttons did nothing at any width.
+    "navbar_persistent": [],
 }
