@@ -128,6 +128,44 @@ def check_kernelspec(nb, name):
     return []
 
 
+MAX_LINE = 79  # characters; notebooks/ruff.toml holds the code to it as well
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def printed_lines(output):
+    """The lines a reader sees of an output shown as text: a stream, or the text/plain of
+    a result with no richer form (a figure's or widget's text/plain never shows)."""
+    if output.output_type == "stream":
+        text = output.text
+    elif output.output_type in ("execute_result", "display_data"):
+        data = output.get("data", {})
+        if set(data) - {"text/plain"}:
+            return []
+        text = data.get("text/plain", "")
+    else:  # an error's traceback: only in cells meant to raise
+        return []
+    return ANSI.sub("", "".join(text)).expandtabs().splitlines()
+
+
+def check_line_length(nb, name, limit=MAX_LINE):
+    """Every line of code and every printed line fits in ``limit`` characters: the site's
+    text column at 1280 px and a slide show that many without scrolling or wrapping."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        long_code = [line for line in cell.source.splitlines() if len(line) > limit]
+        long_out = [line for out in cell.outputs for line in printed_lines(out)
+                    if len(line) > limit]
+        for what, lines in (("code", long_code), ("printed", long_out)):
+            if lines:
+                problems.append(
+                    f"{where(name, i, cell)}: {len(lines)} {what} line(s) longer than {limit} "
+                    f"characters, the longest {max(map(len, lines))}: "
+                    f"{max(lines, key=len)[:limit + 10]!r}")
+    return problems
+
+
 def check_title(nb, name):
     if not nb.cells or nb.cells[0].cell_type != "markdown":
         return [f"{name}: the first cell must be the Markdown title cell"]
@@ -276,7 +314,7 @@ def check_all(nb, name, size, chapter=True, allowed=()):
     problems = []
     for check in (check_valid, check_execution_counts, check_errors, check_streams_and_paths,
                   check_no_svg, check_kernelspec, check_title, check_reproducible,
-                  check_figures_have_alt_text):
+                  check_figures_have_alt_text, check_line_length):
         problems += check(nb, name)
     problems += check_size(size, name)
     if chapter:

@@ -131,6 +131,25 @@ def test_machine_path_in_html_output_fails(nb):
     only(hygiene.check_streams_and_paths(nb, NAME), "machine path")
 
 
+def test_long_code_and_printed_lines_fail(nb):
+    """79 characters a line of code or output; a figure's or widget's text/plain, which
+    never shows, does not count; colour codes take no room."""
+    assert hygiene.check_line_length(nb, NAME) == []
+    cell = code_cells(nb)[2]
+    cell.outputs.append(new_output("stream", name="stdout", text="ok\n" + "x" * 79 + "\n"))
+    cell.outputs.append(new_output("stream", name="stdout", text="\x1b[31m" + "y" * 79 + "\x1b[0m"))
+    cell.outputs.append(new_output("display_data", data={
+        "image/png": "iVBORw0KGgo=", "text/plain": "<Figure " + "z" * 90 + ">"}))
+    assert hygiene.check_line_length(nb, NAME) == []
+    cell.outputs.append(new_output("execute_result", execution_count=cell.execution_count,
+                                   data={"text/plain": "tensor(" + "1" * 80 + ")"}))
+    only(hygiene.check_line_length(nb, NAME), NAME, "cell ", "1 printed line(s) longer than "
+         "79 characters, the longest 88")
+    cell.outputs.pop()
+    cell.source += "\nlong_name = " + "'" + "a" * 70 + "'"
+    only(hygiene.check_line_length(nb, NAME), "1 code line(s) longer than 79", "long_name")
+
+
 def test_svg_output_fails(nb):
     code_cells(nb)[-1].outputs.append(new_output(
         "display_data", data={"image/svg+xml": "<svg/>", "text/plain": "<Figure>"}))

@@ -31,6 +31,7 @@ CHECKS = {
     "title_and_badge": hygiene.check_title,
     "reproducible": hygiene.check_reproducible,
     "figure_alt_text": hygiene.check_figures_have_alt_text,
+    "line_length": hygiene.check_line_length,
 }
 
 
