@@ -156,6 +156,85 @@ def test_rise_scroll_is_stamped_and_checked(demo):
     assert problems_in(demo) == []
 
 
+def test_kernelspec_is_stamped_and_checked(demo):
+    """Every notebook names the kernel JupyterLab runs, "Python 3 (ipykernel)": with
+    another display name (the demo is written with "Python 3") JupyterLab rewrites it on
+    opening and the untouched notebook asks to be saved."""
+    path = demo / "notebooks" / "02_heads.ipynb"
+    assert book.read(path).metadata.kernelspec == colab.KERNELSPEC
+    assert colab.KERNELSPEC["display_name"] == "Python 3 (ipykernel)"
+    with editing(path) as nb:
+        nb.metadata.kernelspec = {"name": "python3", "display_name": "Python 3",
+                                  "language": "python"}
+    problems = problems_in(demo)
+    assert len(problems) == 1, problems
+    assert "02_heads.ipynb: the notebook's metadata 'kernelspec'" in problems[0]
+    assert "'display_name': 'Python 3'" in problems[0]
+    with editing(path) as nb:
+        del nb.metadata["kernelspec"]
+    assert "found none" in problems_in(demo)[0]
+    with contextlib.redirect_stdout(io.StringIO()):
+        colab.cmd_stamp([path], root=demo)
+    assert book.read(path).metadata.kernelspec == colab.KERNELSPEC
+    assert problems_in(demo) == []
+
+
+def slide_types(cells):
+    return colab.expected_slide_types([nbformat.from_dict(c) for c in cells])
+
+
+def md(text):
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def code(lines, output_lines=0):
+    outputs = [{"output_type": "stream", "name": "stdout",
+                "text": "x\n" * output_lines}] if output_lines else []
+    return {"cell_type": "code", "metadata": {}, "source": "\n".join(["x = 1"] * lines),
+            "outputs": outputs, "execution_count": None}
+
+
+def test_slide_types_keep_each_slide_within_a_deck():
+    """A slide per section; a subslide per step (prose after code); a new subslide where the
+    next cell would overfill the 1280x800 slide by estimate; prose no slide can hold goes to
+    the speaker notes."""
+    title, section = md("# Title"), md("## Section\n\nA short paragraph.")
+    assert slide_types([title, section, code(5), md("What it printed."), code(5)]) == [
+        "slide", "slide", "-", "subslide", "-"]
+    # Two short cells share a slide; a third that would overfill it starts a subslide.
+    assert colab.estimated_height(nbformat.from_dict(code(8, 2))) < colab.SLIDE_BUDGET / 2
+    assert slide_types([title, section, code(8, 2), code(8, 2), code(8, 2)]) == [
+        "slide", "slide", "-", "subslide", "-"]
+    # An output as tall as a slide gives its cell a subslide of its own.
+    assert slide_types([title, section, code(3), code(3, 30), code(3)]) == [
+        "slide", "slide", "-", "subslide", "subslide"]
+    # Prose taller than any slide: the speaker notes of the slide it would have followed.
+    essay = md("\n\n".join(["word " * 100] * 12))
+    assert colab.estimated_height(nbformat.from_dict(essay)) > colab.NOTES_OVER
+    assert slide_types([title, section, code(3), essay, code(3)]) == [
+        "slide", "slide", "-", "notes", "-"]
+    # A heading stays on its slide however long its section's prose (the deck shrinks it).
+    assert slide_types([title, md("## Long\n\n" + essay["source"])]) == ["slide", "slide"]
+
+
+def test_figures_count_by_their_height_on_a_slide():
+    """A PNG's height in the estimate is read from its header, scaled to the slide width."""
+    import base64
+    import struct
+
+    def png(width, height):
+        header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR"
+        return base64.b64encode(header + struct.pack(">II", width, height) + b"\0" * 40)
+
+    cell = code(2)
+    cell["outputs"] = [{"output_type": "display_data", "metadata": {},
+                        "data": {"image/png": png(600, 400).decode(), "text/plain": "<Figure>"}}]
+    small = colab.estimated_height(nbformat.from_dict(cell))
+    cell["outputs"][0]["data"]["image/png"] = png(2 * colab.SLIDE_TEXT_WIDTH, 1600).decode()
+    wide = colab.estimated_height(nbformat.from_dict(cell))
+    assert wide - small == pytest.approx(800 - 400)  # 1600 px tall, shown at half its size
+
+
 def test_stamp_is_idempotent_and_keeps_outputs(demo):
     path = demo / "notebooks" / "02_heads.ipynb"
     with editing(path) as nb:

@@ -20,15 +20,21 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   d2lutil from the repository at the branch (torch and numpy stay as Colab
   has them); anywhere else it does nothing and prints nothing;
 * ``slideshow.slide_type`` on every cell: "slide" for the title and every
-  ``## `` section, "subslide" for ``### `` and for prose that follows code
-  (one step per subslide), "skip" for the setup cell, "-" otherwise (an
-  author's "fragment", "notes" or "subslide" on such a cell is kept);
+  ``## `` section, "subslide" for ``### ``, for prose that follows code (one
+  step per subslide) and wherever a slide would grow taller than a 1280x800
+  deck holds (an estimate from the cells' source and stored outputs), "notes"
+  for prose too long for any slide, "skip" for the setup cell, "-" otherwise
+  (an author's "fragment", "notes" or "subslide" on such a cell is kept): see
+  ``expected_slide_types``. Slide types depend on stored outputs, so stamp
+  after `make execute`;
 * a last Markdown cell tagged ``chapter-nav`` (id ``chapter-nav``) with links
   to the previous and next notebook (a solutions notebook links back to its
   chapter notebook). Each link is given twice: the notebook's path relative to
   this one (JupyterLab, the classic Notebook and GitHub open the sibling file),
   then "(in Colab)", its Colab address. tools/chapter.py rewrites the first to
   the rendered page (or deck) and drops the second on the site and slides;
+* the notebook-level metadata ``kernelspec``: ``KERNELSPEC``, the kernel that
+  JupyterLab starts, so that opening a notebook does not change it;
 * the notebook-level metadata ``rise`` (tools/book.py ``RISE_OPTIONS``, other
   RISE options an author set are kept): a RISE slideshow in JupyterLab scrolls
   a slide taller than the screen instead of cutting it off.
@@ -37,11 +43,13 @@ Stamping is idempotent and leaves every other cell's source and outputs alone.
 """
 
 import argparse
+import base64
 import copy
 import json
 import pathlib
 import posixpath
 import re
+import struct
 import sys
 import uuid
 from dataclasses import dataclass
@@ -55,6 +63,10 @@ from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
 ROOT = book.ROOT
 D2L_REQUIREMENT = "d2l==1.0.3"
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
+# The kernel every notebook names: the venv's ipykernel (tools/chapter.py runs "python3")
+# as JupyterLab shows it. Another display name makes JupyterLab rewrite the metadata on
+# opening, so an untouched notebook shows as modified and asks to be saved.
+KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 COLAB_LINK_TEXT = "in Colab"  # the navigation cell's second link to each notebook
 REPO_RE = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)$")
 BRANCH_RE = re.compile(r"^[A-Za-z0-9._/-]+$")
@@ -146,11 +158,14 @@ def badge_line(pub, relpath):
 
 
 def setup_source(pub, pip_target=None):
-    """The code of the setup cell (``pip_target`` replaces the repository, for tests)."""
+    """The code of the setup cell (``pip_target`` replaces the repository, for tests).
+    Its lines keep to the notebooks' 79 characters (notebooks/ruff.toml) whatever the
+    repository's address: the install target has a line of its own."""
     target = pip_target or pub.pip_target
     return (
-        "# Colab setup: in Google Colab, install d2l (without its dependencies) and this\n"
-        "# chapter's d2lutil; Colab's torch and numpy stay as they are. Elsewhere: nothing.\n"
+        "# Colab setup: in Google Colab, install d2l (without its dependencies)\n"
+        "# and this chapter's d2lutil; Colab's torch and numpy stay as they are.\n"
+        "# Elsewhere: nothing.\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
@@ -158,7 +173,8 @@ def setup_source(pub, pip_target=None):
         "\n"
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
-        f'         "{D2L_REQUIREMENT}", "{target}"],\n'
+        f'         "{D2L_REQUIREMENT}",\n'
+        f'         "{target}"],\n'
         "        check=True,\n"
         "    )"
     )
@@ -195,30 +211,115 @@ def _slide_type(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
 
 
+# --- what goes on one slide ------------------------------------------------------------------
+# The decks (tools/chapter.py) are 1280x800 px: prose at 24 px, code and output at 21 px on
+# the full width. ``estimated_height`` guesses in those pixels how tall a cell shows, from its
+# source and stored outputs; stamp starts a new subslide where the cells would pass
+# SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to a quarter to fit it,
+# and tests/test_browser.py measures every slide.
+SLIDE_BUDGET = 700
+# Prose that alone would not fit (by estimate) goes to the speaker notes of the slide before.
+NOTES_OVER = 1000
+SLIDE_TEXT_WIDTH = 1200  # px of a slide's width that text and figures use
+PROSE_CHARS = 92  # characters of prose on one line of a slide
+PROSE_LINE, CODE_LINE = 30, 24  # px
+HEADING = {"#": 90, "##": 70, "###": 60}
+PARAGRAPH_GAP, CELL_GAP, DISPLAY_MATH = 24, 20, 60
+
+
+def _prose_height(source):
+    height, in_math = 0, False
+    for line in source.splitlines():
+        text = line.strip()
+        if text.startswith("$$") or in_math:
+            if text.startswith("$$"):
+                height += DISPLAY_MATH if not in_math else 0
+            closes = text.count("$$") % 2 == 1
+            in_math = in_math != closes
+            continue
+        if not text:
+            height += PARAGRAPH_GAP
+            continue
+        hashes = text.split(" ", 1)[0]
+        if hashes in HEADING:
+            height += HEADING[hashes]
+            continue
+        text = re.sub(r"\]\([^)]*\)", "]", text)  # link targets do not show
+        height += PROSE_LINE * max(1, -(-len(text) // PROSE_CHARS))
+    return height
+
+
+def _png_size(data):
+    """(width, height) of a base64 PNG, from its header."""
+    head = base64.b64decode("".join(data)[:64])
+    return struct.unpack(">II", head[16:24])
+
+
+def _output_height(output):
+    data = output.get("data", {})
+    if "image/png" in data:
+        width, height = _png_size(data["image/png"])
+        return height * min(1, SLIDE_TEXT_WIDTH / width)
+    if book.WIDGET_MIME in data:
+        return PROSE_LINE * 2
+    text = output.get("text", "") if output.get("output_type") == "stream" else data.get(
+        "text/plain", "")
+    text = "".join(text)
+    return CODE_LINE * len(text.splitlines()) + 10 if text.strip() else 0
+
+
+def estimated_height(cell):
+    """How tall ``cell`` shows on a slide, in px (a guess from its source and outputs)."""
+    if cell.cell_type == "markdown":
+        return _prose_height(cell.source) + CELL_GAP
+    if cell.cell_type != "code":
+        return CELL_GAP
+    outputs = sum(_output_height(o) for o in cell.get("outputs", []))
+    return CODE_LINE * len(cell.source.splitlines()) + 30 + outputs + CELL_GAP
+
+
 def expected_slide_types(cells):
-    """The slide type stamp gives each cell of ``cells`` (in order)."""
+    """The slide type stamp gives each cell of ``cells`` (in order).
+
+    "slide" for the title and each ``## `` section, "subslide" for ``### ``, for prose that
+    follows code (one step per subslide) and for the cell that would make its subslide
+    taller than SLIDE_BUDGET by estimate (``estimated_height``); "notes" for prose without
+    a heading taller than NOTES_OVER (the speaker notes: a slide cannot show it); "skip"
+    for the setup cell; "-" otherwise (an author's "fragment", "notes" or "subslide" is
+    kept there).
+    """
     types = []
     previous = None  # the previous cell that is neither setup nor navigation
+    filled = 0  # the estimated height of the current subslide
     for i, cell in enumerate(cells):
         tags = book.tags(cell)
         text = cell.source.lstrip() if cell.cell_type == "markdown" else ""
         if SETUP_TAG in tags:
             types.append("skip")
             continue
+        height = estimated_height(cell)
         if NAV_TAG in tags:
             kind = "subslide"
         elif i == 0 or text.startswith("# ") or text.startswith("## "):
             kind = "slide"
         elif text.startswith("### "):
             kind = "subslide"
+        elif cell.cell_type == "markdown" and height > NOTES_OVER:
+            kind = "notes"
         elif cell.cell_type == "markdown" and previous is not None and (
             previous.cell_type == "code"
         ):
+            kind = "subslide"
+        elif filled and filled + height > SLIDE_BUDGET and _slide_type(cell) != "notes":
             kind = "subslide"
         else:
             kind = "-"
             if _slide_type(cell) in KEPT_SLIDE_TYPES:
                 kind = _slide_type(cell)
+        if kind in ("slide", "subslide"):
+            filled = 0
+        if kind != "notes":
+            filled += height
         types.append(kind)
         previous = cell
     return types
@@ -252,13 +353,15 @@ def stamp(nb, relpath, pub, nav_items):
 
     if setup.source != setup_source(pub):
         setup.source = setup_source(pub)
-        setup.outputs = []
-        setup.execution_count = None
+        if setup.outputs:  # outside Colab it prints nothing: a run without output stays valid
+            setup.outputs = []
+            setup.execution_count = None
     first_code = next((i for i, c in enumerate(cells) if c.cell_type == "code"), len(cells))
     cells.insert(max(first_code, 1), setup)
 
     nav.source = nav_source(pub, nav_items, relpath)
     nb.metadata.setdefault("rise", {}).update(book.RISE_OPTIONS)  # keeps the author's others
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
     cells.append(nav)
 
     for cell, kind in zip(cells, expected_slide_types(cells), strict=True):
@@ -312,6 +415,12 @@ def check(nb, relpath, pub, nav_items):
         problems.append(
             f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
             f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
+        )
+    kernelspec = dict(nb.metadata.get("kernelspec", {}))
+    if kernelspec != KERNELSPEC:
+        problems.append(
+            f"{where}: the notebook's metadata 'kernelspec' must be {KERNELSPEC} (the kernel "
+            f"JupyterLab runs), found {kernelspec or 'none'}; run `python tools/colab.py stamp`"
         )
     wrong = [
         f"cell {i} ({cell.source[:40]!r}) has slide_type {_slide_type(cell)!r}, expected {kind!r}"
