@@ -9,7 +9,11 @@ solutions, the outline, search, typeset formulas, figures with alt text, previou
 the download and Colab buttons, links between pages, the local Colab badge, no Colab setup
 cell, a note instead of each widget, the slides, and axe-core's accessibility rules on
 every page (WCAG 2.1 AA; no violation of impact "serious" or "critical"). It fails if a page
-requests anything from outside the site.
+requests anything from outside the site. At a phone's 390x844 the visible menu buttons open
+the navigation and the outline, and at 1280 the menu button hides and shows the sidebar; at
+1280 no code block or output of any page scrolls sideways; and every slide of every deck
+fits a 1280x800 screen: nothing cut off at any edge, nothing scrolling sideways, no output
+wrapped.
 
 Then, where a student or lecturer runs the notebooks: JupyterLab (with jupyterlab-rise) is
 started on a free loopback port over a copy of notebooks/; in JupyterLab and in Notebook 7
@@ -36,6 +40,7 @@ import time
 import urllib.parse
 import urllib.request
 
+import nbformat
 import pytest
 
 import book
@@ -316,6 +321,109 @@ def test_search_works_from_file_urls(site, tab):
     assert accessibility_problems(page, "search.html") == []
 
 
+# --- the menus, at a phone's width and a laptop's ----------------------------------------------
+
+SIDEBARS = """() => {
+  const shown = e => { if (!e) { return false; }
+    const r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || r.right <= 0 || r.left >= innerWidth) { return false; }
+    const hit = document.elementFromPoint(Math.min(r.left + r.width / 2, innerWidth - 1),
+                                          Math.min(r.top + 10, innerHeight - 1));
+    return !!hit && (e.contains(hit) || hit.contains(e)); };
+  const current = Array.from(document.querySelectorAll('.bd-docs-nav a.current'))
+  return {navigation: current.length > 0 && current.every(shown),
+          outline: shown(document.querySelector('#pst-page-toc-nav a')),
+          primaryDialog: !!document.querySelector('#pst-primary-sidebar-modal')?.open,
+          secondaryDialog: !!document.querySelector('#pst-secondary-sidebar-modal')?.open};
+}"""
+
+
+def visible_button(page, selector):
+    buttons = page.locator(f"{selector}:visible")
+    assert buttons.count() == 1, f"{buttons.count()} visible {selector} buttons"
+    return buttons.first
+
+
+def test_menu_buttons_open_the_navigation_on_a_phone(site, browser):
+    """At 390x844 the sidebar and the outline are hidden; the visible ≡ button opens the
+    chapter's navigation (the current page's link can be clicked) and "On this page" opens
+    the outline."""
+    out, chapter_rels, _ = site
+    t = Tab(browser)
+    try:
+        t.page.set_viewport_size({"width": 390, "height": 844})
+        page = t.open(out / html_of(chapter_rels[0]), MATH_DONE)
+        assert page.evaluate(SIDEBARS) == {"navigation": False, "outline": False,
+                                           "primaryDialog": False, "secondaryDialog": False}
+        visible_button(page, ".primary-toggle").click()
+        page.wait_for_function(f"({SIDEBARS})().navigation", timeout=5000)
+        screenshot(page, out.parent / "screenshot-phone-navigation.png")
+        page.keyboard.press("Escape")
+        page.wait_for_function(f"!({SIDEBARS})().primaryDialog", timeout=5000)
+        visible_button(page, ".secondary-toggle").click()
+        page.wait_for_function(f"({SIDEBARS})().outline", timeout=5000)
+        screenshot(page, out.parent / "screenshot-phone-outline.png")
+        assert t.errors == [] and t.remote() == []
+    finally:
+        t.close()
+
+
+def test_menu_button_hides_and_shows_the_sidebar_on_a_laptop(site, tab):
+    """At 1280 the navigation is shown beside the text; ≡ hides it and shows it again."""
+    out, chapter_rels, _ = site
+    page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
+    state = page.evaluate(SIDEBARS)
+    assert state["navigation"] and state["outline"], state
+    button = visible_button(page, ".primary-toggle")
+    button.click()
+    page.wait_for_function(f"!({SIDEBARS})().navigation", timeout=5000)
+    assert not page.evaluate(SIDEBARS)["primaryDialog"]
+    button.click()
+    page.wait_for_function(f"({SIDEBARS})().navigation", timeout=5000)
+
+
+# --- code and output fit the page -----------------------------------------------------------
+
+# Every block of code or printed output (and anything else in an output) that is wider than
+# its box: it scrolls sideways, or spills out of the text column.
+WIDE_BLOCKS = """() => Array.from(document.querySelectorAll(
+    'article pre, article div.highlight, article .cell_output > *'))
+  .filter(e => e.scrollWidth > e.clientWidth)
+  .map(e => [e.closest('.cell')?.querySelector('pre')?.innerText.split('\\n')[0] || '',
+             e.scrollWidth, e.clientWidth])"""
+
+# A code block of ``n`` characters on one line, after the first code block of the page.
+ADD_LINE = """n => { const first = document.querySelector('div.cell_input div.highlight');
+  const copy = first.cloneNode(true); copy.classList.add('probe');
+  const pre = copy.querySelector('pre'); pre.textContent = 'W'.repeat(n);
+  first.after(copy); return pre.scrollWidth > pre.clientWidth; }"""
+
+
+def test_code_and_outputs_fit_the_page_at_1280(site, tab):
+    """At 1280x900 no code block or output of any page scrolls sideways: the notebooks
+    keep to 79 characters a line (tests/hygiene.py, ruff) and the page holds them."""
+    import hygiene
+
+    out, chapter_rels, _ = site
+    wide = {}
+    for path in pages(site):
+        page = tab.open(path, MATH_DONE)
+        found = page.evaluate(WIDE_BLOCKS)
+        if found:
+            wide[path.relative_to(out).as_posix()] = found
+        if path == out / html_of(chapter_rels[0]):
+            # The measure can fail: a line one wider than the notebooks may hold (but not
+            # much wider) fits too, and a line of 100 does not.
+            limit = hygiene.MAX_LINE
+            assert page.evaluate(ADD_LINE, limit) is False, f"a {limit}-character line scrolls"
+            assert page.evaluate(ADD_LINE, limit + 1) is False
+            assert page.evaluate(ADD_LINE, 100) is True
+            page.evaluate("document.querySelectorAll('.probe').forEach(e => e.remove())")
+            screenshot(page, out.parent / "screenshot-code-1280.png")
+    assert not wide, "blocks that scroll sideways at 1280 px ([first line, scrollWidth, " \
+        "clientWidth]):\n" + "\n".join(f"{k}: {v}" for k, v in wide.items())
+
+
 SLIDE_WITH_FORMULA = """() => {
   const tops = Array.from(document.querySelectorAll('.reveal .slides > section'));
   for (let h = 0; h < tops.length; h++) {
@@ -366,6 +474,98 @@ def test_slides_show_figures_and_formulas(site, tab):
         assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
 
 
+# Every slide of a deck, as [h, v] for Reveal.slide.
+SLIDE_INDICES = """() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s);
+  return [i.h, i.v || 0]; })"""
+# The deck's script marks a slide with data-zoom once it has fitted it (on "ready" for the
+# first slide, on "slidechanged" for the others).
+GO_TO_SLIDE = """([h, v]) => {
+  const i = Reveal.getIndices();
+  if (i.h === h && (i.v || 0) === v) { return; }
+  document.querySelectorAll('section[data-zoom]').forEach(s => s.removeAttribute('data-zoom'));
+  Reveal.slide(h, v);
+}"""
+SLIDE_SETTLED = ("Reveal.getCurrentSlide().hasAttribute('data-zoom') && "
+                 "MathJax.Hub.queue.pending === 0")
+# What of the current slide lies outside the window or scrolls sideways; how much the deck's
+# script shrank it to fit (data-zoom); how its outputs wrap.
+SLIDE_FIT = """() => {
+  const s = Reveal.getCurrentSlide();
+  const name = e => (e.innerText || e.alt || e.tagName).trim().split('\\n')[0].slice(0, 60);
+  const outside = [], sideways = [];
+  const parts = 'p, li, pre, img, table, h1, h2, h3, h4, .MathJax_Display, .MathJax_CHTML';
+  for (const e of s.querySelectorAll(parts)) {
+    if (e.closest('aside.notes')) { continue; }
+    const r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) { continue; }
+    if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
+      outside.push([name(e), Math.round(r.left), Math.round(r.top), Math.round(r.right),
+                    Math.round(r.bottom)]);
+    }
+  }
+  for (const e of s.querySelectorAll('pre, .jp-OutputArea-output, .jp-InputArea-editor, '
+                                     + '.MathJax_Display')) {
+    if (e.scrollWidth > e.clientWidth + 1) {
+      sideways.push([name(e), e.scrollWidth, e.clientWidth]);
+    }
+  }
+  const wrapping = Array.from(s.querySelectorAll('.jp-OutputArea-output pre, .jp-InputArea pre'))
+    .map(e => getComputedStyle(e).whiteSpace).filter(w => w !== 'pre');
+  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping,
+          title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
+}"""
+
+
+def test_every_slide_fits_a_1280x800_screen(site, browser):
+    """Each slide of each deck, at 1280x800: nothing lies outside the screen (a slide taller
+    than the deck is shrunk, to at most chapter.SLIDE_MIN_ZOOM, and then it must fit), no
+    code or output scrolls sideways, and outputs never wrap (a printed table keeps its
+    columns; a line too long for the slide would scroll, and fail). The slide types that
+    split a notebook into slides come from tools/colab.py stamp."""
+    out, chapter_rels, _ = site
+    context = browser.new_context(offline=True, viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    problems, shrunk, count = [], [], 0
+    try:
+        for rel in chapter_rels:
+            deck = out / "slides" / pathlib.Path(html_of(rel)).name
+            page.goto(deck.as_uri())
+            page.wait_for_function("window.Reveal && Reveal.isReady() && window.MathJax && "
+                                   "MathJax.Hub && MathJax.Hub.queue.pending === 0",
+                                   timeout=WAIT_MS)
+            page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+            for h, v in page.evaluate(SLIDE_INDICES):
+                page.evaluate(GO_TO_SLIDE, [h, v])
+                page.wait_for_function(SLIDE_SETTLED, timeout=WAIT_MS)
+                fit = page.evaluate(SLIDE_FIT)
+                count += 1
+                where = f"{deck.name}#/{h}/{v} ({fit['title']!r})"
+                if fit["outside"]:
+                    problems.append(f"{where}: cut off (zoom {fit['zoom']}): {fit['outside'][:3]}")
+                if fit["sideways"]:
+                    problems.append(f"{where}: scrolls sideways: {fit['sideways'][:3]}")
+                if fit["wrapping"]:
+                    problems.append(f"{where}: code or output wraps ({fit['wrapping'][:1]})")
+                if fit["zoom"] < 1:
+                    shrunk.append((fit["zoom"], deck, h, v))
+                if rel == chapter_rels[0] and (h, v) in {(0, 0), (2, 0)}:
+                    screenshot(page, out.parent / f"screenshot-slide-{deck.stem}-{h}-{v}.png")
+        if shrunk:  # the slide shown smallest
+            zoom, deck, h, v = min(shrunk, key=lambda x: x[0])
+            page.goto(deck.as_uri() + f"#/{h}/{v}")
+            page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=WAIT_MS)
+            page.wait_for_function(SLIDE_SETTLED, timeout=WAIT_MS)
+            screenshot(page, out.parent / "screenshot-slide-smallest.png")
+    finally:
+        context.close()
+    assert count > 5 * len(chapter_rels), f"only {count} slides seen"
+    assert errors == [], errors
+    assert not problems, f"{len(problems)} of {count} slides do not fit 1280x800:\n" + \
+        "\n".join(problems)
+
+
 def test_offline_check_catches_a_remote_request(site, tab):
     """The request log sees a page that loads something remote (the check can fail)."""
     page = site[0].parent / "remote.html"
@@ -386,6 +586,16 @@ def lab(browser, tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     shutil.copytree(ROOT / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    # The chapter's slides fit the screen (tools/colab.py): the copy of the first notebook
+    # gets one slide that cannot, for the RISE test to scroll.
+    first = root / book.relpath_of(book.chapter_notebooks()[0])
+    nb = book.read(first)
+    tall = nbformat.v4.new_markdown_cell(
+        "### A slide taller than the screen\n\n" + "\n\n".join(
+            f"Paragraph {k} of a long slide." for k in range(1, 41)), id="tall-slide")
+    tall.metadata["slideshow"] = {"slide_type": "slide"}
+    nb.cells.insert(len(nb.cells) - 1, tall)
+    nbformat.write(nb, first)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -463,7 +673,8 @@ PRESENT_SLIDE = """() => {
 def test_rise_slideshow_scrolls_slides_taller_than_the_screen(lab, lab_page, tmp_path):
     """`make present`: the RISE slideshow of the first notebook at 1280x800. Each slide taller
     than the screen scrolls to its end (the notebook's metadata rise.scroll, stamped by
-    tools/colab.py); without it such a slide is cut off."""
+    tools/colab.py); without it such a slide is cut off. The chapter's own slides are split
+    to fit (tools/colab.py), so the lab fixture adds one tall slide to its copy."""
     base, token = lab
     page = lab_page
     page.goto(f"{base}/rise/{book.relpath_of(book.chapter_notebooks()[0])}?token={token}")

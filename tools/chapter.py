@@ -59,8 +59,9 @@ NODE_MODULES = ROOT / "node_modules"
 SITE_ASSETS = {"mathjax3/es5": ["tex-chtml.js", "input/tex/extensions",
                                 "output/chtml/fonts/woff-v2"]}
 SLIDE_ASSETS = {
-    "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "extensions", "jax/element",
-                "jax/input/TeX", "jax/output/CommonHTML", "localization/en",
+    # config/Safe.js: the Safe extension that nbconvert's MathJax address asks for.
+    "mathjax": ["MathJax.js", "config/TeX-AMS_CHTML-full.js", "config/Safe.js", "extensions",
+                "jax/element", "jax/input/TeX", "jax/output/CommonHTML", "localization/en",
                 "fonts/HTML-CSS/TeX/woff"],
     # One theme, "white": its fonts are local (most other themes import Google Fonts).
     "reveal.js": ["dist/reveal.js", "dist/reveal.css", "dist/theme/white.css",
@@ -78,8 +79,18 @@ fill="#b35900"/><circle cx="8" cy="10" r="4.5" fill="none" stroke="#f9ab00" stro
 text-anchor="middle">Open in Colab</text></svg>
 """
 WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
-# nbconvert's reveal template without the mermaid loader (it imports from a CDN), and with
-# each figure's alt text from its cell's metadata (as myst-nb reads it for the site).
+# The decks' slides are 1280x800 (a projector or a laptop shows them at about that size).
+SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 800
+# A slide whose cells are taller than the slide is shown smaller, down to this share of its
+# size (code then still reads at 14 px on a 1280x800 screen); below it, it would be cut off,
+# and tests/test_browser.py fails: split it with the slide rules of tools/colab.py.
+SLIDE_MIN_ZOOM = 0.75
+# nbconvert's reveal template: without the mermaid loader (it imports from a CDN); with each
+# figure's alt text from its cell's metadata (as myst-nb reads it for the site); code and
+# output in one monospace size that keeps a 79-character line on the slide, never wrapped
+# (a table printed by a cell keeps its columns); no prompts ("In [3]:"), which take a tenth
+# of the width; and a script that fits each slide's height (above) instead of nbconvert's,
+# which made tall slides scroll, and only some of them.
 SLIDES_TEMPLATE = """{%- extends 'reveal/index.html.j2' -%}
 {% block html_head_js_mermaidjs %}{% endblock %}
 {% block data_png scoped %}
@@ -88,7 +99,68 @@ SLIDES_TEMPLATE = """{%- extends 'reveal/index.html.j2' -%}
  alt="{{ cell.metadata.get('mystnb', {}).get('image', {}).get('alt', '') | escape_html }}">
 </div>
 {% endblock data_png %}
-"""
+{% block notebook_css %}
+{{ super() }}
+<style type="text/css">
+:root {
+  --jp-content-font-size1: 24px;
+  --jp-code-font-size: 21px;
+  --jp-cell-prompt-width: 0px;
+}
+.reveal .jp-InputPrompt, .reveal .jp-OutputPrompt {
+  display: none;
+}
+.reveal pre, .reveal div.jp-OutputArea-output > pre {
+  width: 100%;
+  box-sizing: border-box;
+  white-space: pre;
+  word-break: normal;
+  overflow-wrap: normal;
+}
+.reveal .jp-RenderedImage img {
+  max-width: 100%;
+}
+</style>
+{% endblock notebook_css %}
+{% block footer_js %}
+<script>
+require({waitSeconds: 15},
+  ["{{ resources.reveal.url_prefix }}/dist/reveal.js",
+   "{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"],
+  function (Reveal, RevealNotes) {
+    Reveal.initialize({
+      controls: true, progress: true, history: true, transition: "slide",
+      slideNumber: "c/t", plugins: [RevealNotes],
+      width: @WIDTH@, height: @HEIGHT@, margin: 0.04, center: true,
+    });
+    window.Reveal = Reveal;
+    // A slide taller than the deck is shown smaller (CSS zoom), but no smaller than
+    // @MIN_ZOOM@ of its size; its data-zoom says by how much.
+    function fit(slide) {
+      if (!slide) { return; }
+      slide.style.zoom = "";
+      var need = slide.scrollHeight, room = @HEIGHT@;
+      var zoom = need > room ? Math.max(@MIN_ZOOM@, room / need) : 1;
+      if (zoom < 1) { slide.style.zoom = zoom; }
+      slide.setAttribute("data-zoom", zoom.toFixed(3));
+      Reveal.layout();
+    }
+    function refit() {
+      var slide = Reveal.getCurrentSlide();
+      if (window.MathJax && MathJax.Hub) {
+        if (MathJax.Hub.getAllJax(slide).length) { MathJax.Hub.Rerender(slide); }
+        MathJax.Hub.Queue(function () { fit(slide); });
+      } else {
+        fit(slide);
+      }
+    }
+    Reveal.on("ready", refit);
+    Reveal.on("slidechanged", refit);
+  });
+</script>
+{% endblock footer_js %}
+""".replace("@WIDTH@", str(SLIDE_WIDTH)).replace("@HEIGHT@", str(SLIDE_HEIGHT)).replace(
+    "@MIN_ZOOM@", str(SLIDE_MIN_ZOOM))
 
 
 def execute(path):
@@ -254,7 +326,7 @@ def write_slides(nb, pub, rel, decks, out):
     loader = jinja2.DictLoader({"chapter_slides.html.j2": SLIDES_TEMPLATE})
     exporter = SlidesExporter(
         extra_loaders=[loader], template_file="chapter_slides.html.j2", reveal_theme="white",
-        reveal_scroll=True, reveal_number="c/t",
+        reveal_number="c/t",
         reveal_url_prefix="assets/reveal.js", require_js_url="assets/requirejs/require.js",
         jquery_url="assets/jquery/dist/jquery.min.js",
         mathjax_url="assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe")
