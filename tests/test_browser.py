@@ -108,8 +108,16 @@ class Tab:
         self.page = self.context.new_page()
         self.requests = []
         self.errors = []
+        self.failed = []  # e.g. a file the site lacks (MathJax's config/Safe.js once)
         self.context.on("request", lambda r: self.requests.append(r.url))
+        self.context.on("requestfailed", self.on_failed)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def on_failed(self, request):
+        # A file the page asks for and the site lacks (other failures under Chromium's
+        # offline mode, of files that load all the same, are not counted).
+        if request.failure == "net::ERR_FILE_NOT_FOUND":
+            self.failed.append(request.url)
 
     def open(self, path, ready="true"):
         """Load ``path`` (a file, maybe with ?query) and wait until the JS ``ready`` holds."""
@@ -132,6 +140,7 @@ def tab(browser):
     t = Tab(browser)
     yield t
     assert t.remote() == [], f"requests outside the site: {t.remote()}"
+    assert t.failed == [], f"requests that failed: {t.failed}"
     assert t.errors == [], f"JavaScript errors: {t.errors}"
     t.close()
 
@@ -363,7 +372,7 @@ def test_menu_buttons_open_the_navigation_on_a_phone(site, browser):
         visible_button(page, ".secondary-toggle").click()
         page.wait_for_function(f"({SIDEBARS})().outline", timeout=5000)
         screenshot(page, out.parent / "screenshot-phone-outline.png")
-        assert t.errors == [] and t.remote() == []
+        assert t.errors == [] and t.remote() == [] and t.failed == []
     finally:
         t.close()
 
@@ -511,7 +520,12 @@ SLIDE_FIT = """() => {
   }
   const wrapping = Array.from(s.querySelectorAll('.jp-OutputArea-output pre, .jp-InputArea pre'))
     .map(e => getComputedStyle(e).whiteSpace).filter(w => w !== 'pre');
-  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping,
+  // Measured with its formulas laid out: each TeX source has its typeset formula beside it.
+  const shown = e => !e.closest('aside.notes');
+  const untypeset = Array.from(s.querySelectorAll('script[type^="math/tex"]')).filter(shown)
+    .length - Array.from(s.querySelectorAll('.MathJax_CHTML')).filter(shown)
+    .filter(e => e.getBoundingClientRect().width > 0).length;
+  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping, untypeset,
           title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
 }"""
 
@@ -527,6 +541,8 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("requestfailed", lambda r: r.failure != "net::ERR_FILE_NOT_FOUND" or errors.append(
+        f"missing file: {r.url}"))
     problems, shrunk, count = [], [], 0
     try:
         for rel in chapter_rels:
@@ -546,6 +562,8 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
                     problems.append(f"{where}: cut off (zoom {fit['zoom']}): {fit['outside'][:3]}")
                 if fit["sideways"]:
                     problems.append(f"{where}: scrolls sideways: {fit['sideways'][:3]}")
+                if fit["untypeset"]:
+                    problems.append(f"{where}: {fit['untypeset']} formulas not typeset")
                 if fit["wrapping"]:
                     problems.append(f"{where}: code or output wraps ({fit['wrapping'][:1]})")
                 if fit["zoom"] < 1:

@@ -145,11 +145,12 @@ require({waitSeconds: 15},
       slide.setAttribute("data-zoom", zoom.toFixed(3));
       Reveal.layout();
     }
+    // MathJax lays out a slide's formulas again once it shows (a hidden slide's have no
+    // size), on its queue, and the slide is fitted after that.
     function refit() {
       var slide = Reveal.getCurrentSlide();
       if (window.MathJax && MathJax.Hub) {
-        if (MathJax.Hub.getAllJax(slide).length) { MathJax.Hub.Rerender(slide); }
-        MathJax.Hub.Queue(function () { fit(slide); });
+        MathJax.Hub.Queue(["Rerender", MathJax.Hub, slide], [fit, slide]);
       } else {
         fit(slide);
       }
