@@ -19,6 +19,7 @@ import d2lutil
 from d2lutil.exercises.nb06 import ex1, ex2, ex3
 
 CHAPTER = book.ROOT / "notebooks" / "06_learned_heads.ipynb"
+SOLUTIONS = book.ROOT / "notebooks" / "solutions" / "06_solutions.ipynb"
 
 
 @pytest.fixture(scope="module")
@@ -109,15 +110,18 @@ def test_ex2_hints_give_the_method_not_the_numbers(narrow):
         assert formula not in hints
 
 
-def test_ex2_states_the_steps_of_the_notebooks_train():
-    """The exercise says how long to train: the default of the chapter's train()."""
+def test_ex2_states_the_steps_the_solution_trains():
+    """The exercise and its hint say how long to train: as long as the solution does."""
+    solutions = nbformat.read(SOLUTIONS, as_version=4)
+    code = "\n".join(c.source for c in solutions.cells if c.cell_type == "code")
+    steps = re.findall(r"train\(num_heads=8, num_steps=(\d+)\)", code)
+    assert len(steps) == 1
     nb = nbformat.read(CHAPTER, as_version=4)
-    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
-    default = int(re.search(r"def train\([^)]*num_steps=(\d+)", code).group(1))
     exercise = next(c.source for c in nb.cells
                     if c.cell_type == "markdown" and c.source.startswith("2. "))
-    assert f"{default} steps" in " ".join(exercise.split())
-    assert f"{default} steps" in " ".join(ex2.hints)
+    for text in (exercise, " ".join(ex2.hints)):
+        assert f"{steps[0]} steps" in " ".join(text.split())
+        assert f"num_steps={steps[0]}" in text
 
 
 def smallest_set_size(seed=0):

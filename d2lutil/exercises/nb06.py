@@ -57,14 +57,15 @@ ex2 = Exercise(
         "The bound is reached when the kept heads' numbers are independent: if all "
         "eight heads together reach an error near 0, any subset of them is. Check "
         "your prediction with the notebook's refit_errors on the model trained for "
-        "300 steps (train(num_heads=8)), for a few subsets of each size.",
+        "800 steps (train(num_heads=8, num_steps=800)), for a few subsets of each "
+        "size.",
     ],
     solution=(
         "k heads of width 2 hand on 2k of the 16 numbers an output needs, so the refitted "
         "error is at least 1 - k/8; since all eight together reach 0, any 2k of their numbers "
         "are independent and every subset of k heads leaves exactly 1 - k/8: 0.875, 0.75, "
-        "..., 0. Trained for the notebook's 300 steps, all 255 subsets land within "
-        "0.01 of it. See solutions/06_solutions.ipynb."),
+        "..., 0. Trained for 800 steps, all 255 subsets land within 0.01 of it. See "
+        "solutions/06_solutions.ipynb."),
 )
 
 def _set_size(expected, mistakes):
