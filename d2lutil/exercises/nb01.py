@@ -51,21 +51,23 @@ ex1 = Exercise(
              (0.68, "0.68 is the share of the target explained, not the share left over"),
              _root(0.32)]))],
     hints=[
-        "Work per coordinate. The best linear prediction of a target t from the mixture m "
-        "explains Cov(t, m)^2 / Var(m) of it; add this up over the two targets v_1 and v_2.",
-        "With m = a1 v1 + a2 v2, Var(m) = a1^2 + a2^2 sigma^2, Cov(v1, m) = a1 and "
-        "Cov(v2, m) = a2 sigma^2. The total variance of the target is 1 + sigma^2 = 5.",
-        "The explained share is a weighted average of 1 and sigma^2 with weights a1^2 and "
-        "a2^2 sigma^2: which split makes it largest? Check your numbers with "
-        "tasks.readout_errors after scaling values[:, 1] by sigma.",
+        "Work per coordinate. The best linear prediction of a target $t$ from the "
+        r"mixture $m$ explains $\mathrm{Cov}(t, m)^2 / \mathrm{Var}(m)$ of it; add this "
+        "up over the two targets $v_1$ and $v_2$.",
+        r"With $m = a_1 v_1 + a_2 v_2$, $\mathrm{Var}(m) = a_1^2 + a_2^2 \sigma^2$, "
+        r"$\mathrm{Cov}(v_1, m) = a_1$ and $\mathrm{Cov}(v_2, m) = a_2 \sigma^2$. The "
+        r"total variance of the target is $1 + \sigma^2 = 5$.",
+        r"The explained share is a weighted average of 1 and $\sigma^2$ with weights "
+        r"$a_1^2$ and $a_2^2 \sigma^2$: which split makes it largest? Check your numbers "
+        r"with `tasks.readout_errors` after scaling `values[:, 1]` by $\sigma$.",
     ],
     solution=(
-        "The readout explains (a1^2 + a2^2 sigma^4) / (a1^2 + a2^2 sigma^2) out of "
-        "1 + sigma^2, a weighted average of 1 and sigma^2 = 4. It is largest, 4 of 5, when all "
-        "the weight goes to v_2, the value with the larger variance: the best split is the "
-        "one-hot limit (0, 1), with relative squared error 1 - 4/5 = 0.2. The even split "
-        "explains 3.4 of 5 and leaves 0.32. Worked out and measured in "
-        "solutions/01_solutions.ipynb."),
+        r"The readout explains $\frac{a_1^2 + a_2^2 \sigma^4}{a_1^2 + a_2^2 \sigma^2}$ "
+        r"out of $1 + \sigma^2$, a weighted average of 1 and $\sigma^2 = 4$. It is "
+        "largest, 4 of 5, when all the weight goes to $v_2$, the value with the larger "
+        "variance: the best split is the one-hot limit (0, 1), with relative squared "
+        "error $1 - 4/5 = 0.2$. The even split explains 3.4 of 5 and leaves 0.32. Worked "
+        "out and measured in `solutions/01_solutions.ipynb`."),
 )
 
 ex2 = Exercise(
@@ -81,18 +83,19 @@ ex2 = Exercise(
                               "move beyond sampling noise"))],
     hints=[
         "Repeat the notebook's rotation argument: the mixture pins down the values' "
-        "component along the direction of the weights (a1, a2, a3), and nothing else.",
-        "Per coordinate the three values form a vector in 3 dimensions; one mixture fixes "
-        "one of them. The other two directions are independent of it and are lost. Measure "
-        "with tasks.readout_errors(split, value_size=16, num_train=20_000, "
-        "num_test=20_000) for splits of length 3.",
+        "component along the direction of the weights $(a_1, a_2, a_3)$, and nothing "
+        "else.",
+        "Per coordinate the three values form a vector in 3 dimensions; one mixture "
+        "fixes one of them. The other two directions are independent of it and are lost. "
+        "Measure with `tasks.readout_errors(split, value_size=16, num_train=20_000, "
+        "num_test=20_000)` for splits of length 3.",
     ],
     solution=(
-        "One head sees one direction of (v_1i, v_2i, v_3i), along its weights; the two "
-        "orthogonal directions, uncorrelated with it, are lost. So the best relative squared "
-        "error is 2/3 for every split (1 - 1/k for k positions), and least squares measures "
-        "0.667 for an even, a skewed and a one-hot split alike. See "
-        "solutions/01_solutions.ipynb."),
+        "One head sees one direction of $(v_{1i}, v_{2i}, v_{3i})$, along its weights; "
+        "the two orthogonal directions, uncorrelated with it, are lost. So the best "
+        "relative squared error is $2/3$ for every split ($1 - 1/k$ for $k$ positions), "
+        "and least squares measures 0.667 for an even, a skewed and a one-hot split "
+        "alike. See `solutions/01_solutions.ipynb`."),
 )
 
 ex3 = Exercise(
@@ -109,13 +112,13 @@ ex3 = Exercise(
              "where rounding to three decimals gives 0.707")]))],
     hints=[
         "A number prints as 0.707 with three decimals once it is at least 0.7065.",
-        "Solve sqrt((1 - d/n) / 2) >= 0.7065 for n, then take the smallest whole n; check "
-        "it with f\"{value:.3f}\" at n and n - 1.",
+        r"Solve $\sqrt{(1 - d/n) / 2} \ge 0.7065$ for $n$, then take the smallest whole "
+        "$n$; check it with `f\"{value:.3f}\"` at $n$ and $n - 1$.",
     ],
     solution=(
-        "The error prints as 0.707 once sqrt((1 - d/n)/2) >= 0.7065, i.e. "
-        "n >= d / (1 - 2 * 0.7065^2) = 9326.6 for d = 16, so the smallest n is 9,327 "
-        "(math.ceil). At n = 9,326 the value is 0.70649995 and prints as 0.706. The "
+        r"The error prints as 0.707 once $\sqrt{(1 - d/n)/2} \ge 0.7065$, i.e. $n \ge d "
+        r"/ (1 - 2 \cdot 0.7065^2) = 9326.6$ for $d = 16$, so the smallest $n$ is 9,327 "
+        "(`math.ceil`). At $n$ = 9,326 the value is 0.70649995 and prints as 0.706. The "
         "notebook's 10,000 samples clear the line by little. See "
-        "solutions/01_solutions.ipynb."),
+        "`solutions/01_solutions.ipynb`."),
 )

@@ -31,17 +31,17 @@ ex1 = Exercise(
             (math.sqrt(1 / 3), "this looks like the relative error, a square root; the "
                                "exercise asks for the relative squared error")]))],
     hints=[
-        "The best linear readout leaves 1 - rank(A)/k. Which positions do the four rows of "
-        "weights ever look at?",
+        r"The best linear readout leaves $1 - \operatorname{rank}(A)/k$. Which positions "
+        "do the four rows of weights ever look at?",
         "Every row has a 0 in the third column, so the rows lie in a plane. Compute "
-        "torch.linalg.matrix_rank of the 4 x 3 matrix, then measure with "
-        "tasks.readout_errors(A, value_size=8, num_train=10_000, num_test=40_000).",
+        r"`torch.linalg.matrix_rank` of the $4 \times 3$ matrix, then measure with "
+        "`tasks.readout_errors(A, value_size=8, num_train=10_000, num_test=40_000)`.",
     ],
     solution=(
-        "All four rows lie in the plane of the first two unit vectors, so rank(A) = 2 and "
-        "the best relative squared error is 1 - 2/3 = 1/3: position 3 is never looked at, "
-        "however many heads there are. Least squares measures 0.334. See "
-        "solutions/02_solutions.ipynb."),
+        "All four rows lie in the plane of the first two unit vectors, so "
+        r"$\operatorname{rank}(A) = 2$ and the best relative squared error is $1 - 2/3 = "
+        "1/3$: position 3 is never looked at, however many heads there are. Least "
+        "squares measures 0.334. See `solutions/02_solutions.ipynb`."),
 )
 
 ex2 = Exercise(
@@ -56,19 +56,22 @@ ex2 = Exercise(
                                  "its rows, not its columns"),
             (EPS32 / 2, "the default rcond is epsilon times the larger side of the matrix")]))],
     hints=[
-        "gelsd drops singular values below rcond times the largest one; the default rcond "
-        "is the machine epsilon of the dtype times the larger side of the matrix.",
-        "The mixing matrix A(delta) = [[0.5 + delta, 0.5 - delta], [0.5 - delta, 0.5 + delta]] "
-        "has singular values 1 and 2 delta, and the features inherit about that ratio. When "
-        "is 2 delta smaller than rcond? Check with tasks.readout_errors(..., "
-        "dtype=torch.float32) at three times and a third of your threshold.",
+        "`gelsd` drops singular values below `rcond` times the largest one; the default "
+        "`rcond` is the machine epsilon of the dtype times the larger side of the matrix.",
+        r"The mixing matrix $A(\delta) = [[0.5 + \delta, 0.5 - \delta], [0.5 - \delta, "
+        r"0.5 + \delta]]$ has singular values 1 and $2\delta$, and the features inherit "
+        r"about that ratio. When is $2\delta$ smaller than `rcond`? Check with "
+        "`tasks.readout_errors(..., dtype=torch.float32)` at three times and a third of "
+        "your threshold.",
     ],
     solution=(
-        "rcond = eps * n with eps = torch.finfo(torch.float32).eps and n = 2,000 rows. The "
-        "features' singular value ratio is about 2 delta (a little less: the samples are not "
-        "perfectly conditioned), so the solver keeps both mixtures while 2 delta > eps * n, "
-        "i.e. delta* = eps * n / 2, about 1.2e-4. Three times above it the relative error is "
-        "0.00, three times below it 0.71. See solutions/02_solutions.ipynb."),
+        r"$\mathrm{rcond} = \varepsilon \cdot n$ with $\varepsilon$ = "
+        "`torch.finfo(torch.float32).eps` and $n$ = 2,000 rows. The features' singular "
+        r"value ratio is about $2\delta$ (a little less: the samples are not perfectly "
+        r"conditioned), so the solver keeps both mixtures while $2\delta > \varepsilon "
+        r"\cdot n$, i.e. $\delta^* = \varepsilon \cdot n / 2$, about 1.2e-4. Three times "
+        "above it the relative error is 0.00, three times below it 0.71. See "
+        "`solutions/02_solutions.ipynb`."),
 )
 
 
@@ -89,15 +92,18 @@ ex3 = Exercise(
         result_checker=lambda expected: number(expected, atol=0.05),  # estimates too
         describe=_describe))],
     hints=[
-        "Write the mixing matrix A = [[a, 1 - a], [b, 1 - b]] and compute its determinant.",
-        "det A = a - b. The best relative squared error is 1 - rank(A)/2: what is the rank "
-        "when a differs from b, and when a equals b? Your function may compute it "
-        "(tasks.theory_error, or least squares) or state it.",
+        "Write the mixing matrix $A = [[a, 1 - a], [b, 1 - b]]$ and compute its "
+        "determinant.",
+        r"$\det A = a - b$. The best relative squared error is $1 - "
+        r"\operatorname{rank}(A)/2$: what is the rank when $a$ differs from $b$, and "
+        "when $a$ equals $b$? Your function may compute it (`tasks.theory_error`, or "
+        "least squares) or state it.",
     ],
     solution=(
-        "det A = a(1 - b) - b(1 - a) = a - b. If a != b, A is invertible, rank 2, and the "
-        "error is 1 - 2/2 = 0: the readout A^-1 recovers both values. If a = b the rows are "
-        "equal, rank 1, and the error is 1 - 1/2 = 1/2. So best_error(a, b) is 0 for a != b "
-        "and 0.5 for a = b. See solutions/02_solutions.ipynb."),
+        r"$\det A = a(1 - b) - b(1 - a) = a - b$. If $a \ne b$, $A$ is invertible, rank "
+        "2, and the error is $1 - 2/2 = 0$: the readout $A^{-1}$ recovers both values. "
+        "If $a = b$ the rows are equal, rank 1, and the error is $1 - 1/2 = 1/2$. So "
+        r"`best_error(a, b)` is 0 for $a \ne b$ and 0.5 for $a = b$. See "
+        "`solutions/02_solutions.ipynb`."),
     open_part="the proof",
 )

@@ -28,15 +28,15 @@ ex1 = Exercise(
          False, wrong_message="count again for two values of h: the heads only group the "
                               "features that the four d x d projections produce"))],
     hints=[
-        "Each of the four projections W_q, W_k, W_v, W_o is a d x d matrix; bias=True gives "
-        "each a bias vector. How long is a bias?",
-        "Count with cost.count_parameters(d2lutil.MultiHeadAttention(256, h, bias=True, "
-        "query_size=256, key_size=256, value_size=256)) for h = 1, 2, 4, 8.",
+        r"Each of the four projections $W_q$, $W_k$, $W_v$, $W_o$ is a $d \times d$ "
+        "matrix; `bias=True` gives each a bias vector. How long is a bias?",
+        "Count with `cost.count_parameters(d2lutil.MultiHeadAttention(256, h, bias=True, "
+        "query_size=256, key_size=256, value_size=256))` for $h$ = 1, 2, 4, 8.",
     ],
     solution=(
-        "Each projection gains a bias of length d, so the count is 4d^2 + 4d = 263,168 at "
-        "d = 256, for every h: the heads only group the output features of the same four "
-        "d x d projections. See solutions/03_solutions.ipynb."),
+        "Each projection gains a bias of length $d$, so the count is $4d^2 + 4d$ = "
+        "263,168 at $d = 256$, for every $h$: the heads only group the output features "
+        r"of the same four $d \times d$ projections. See `solutions/03_solutions.ipynb`."),
 )
 
 
@@ -53,17 +53,18 @@ ex2 = Exercise(
         result_checker=lambda expected: number(expected, rtol=1e-9),
         describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case)))],
     hints=[
-        "Count a multiply-add as 2 FLOPs: an (a x b) by (b x c) product costs 2abc. The "
-        "query and output projections act on n rows, the key and value projections on m.",
-        "Per head of width p = d/h: scores are (n x p) by (p x m), mixing (n x m) by (m x p). "
-        "Add over the h heads, then check against cost.count_flops(model, queries, keys, "
-        "keys).total for a few shapes.",
+        r"Count a multiply-add as 2 FLOPs: an $(a \times b)$ by $(b \times c)$ product "
+        "costs $2abc$. The query and output projections act on $n$ rows, the key and "
+        "value projections on $m$.",
+        r"Per head of width $p = d/h$: scores are $(n \times p)$ by $(p \times m)$, "
+        r"mixing $(n \times m)$ by $(m \times p)$. Add over the $h$ heads, then check "
+        "against `cost.count_flops(model, queries, keys, keys).total` for a few shapes.",
     ],
     solution=(
-        "Projections: queries and output 2nd^2 each, keys and values 2md^2 each, so "
-        "4(n + m)d^2. Scores: 2nmp per head, 2nmd over h heads; mixing the same. Total "
-        "4(n + m)d^2 + 4nmd, with no h in it; for m = n it is 8nd^2 + 4n^2d. See "
-        "solutions/03_solutions.ipynb."),
+        "Projections: queries and output $2nd^2$ each, keys and values $2md^2$ each, so "
+        "$4(n + m)d^2$. Scores: $2nmp$ per head, $2nmd$ over $h$ heads; mixing the same. "
+        "Total $4(n + m)d^2 + 4nmd$, with no $h$ in it; for $m = n$ it is $8nd^2 + 4n^2 "
+        "d$. See `solutions/03_solutions.ipynb`."),
 )
 
 
@@ -85,17 +86,18 @@ ex3 = Exercise(
         _agree, _batches, result_checker=lambda expected: truth(expected),
         describe=lambda case: f"valid_lens = {case[0].tolist()}, num_heads = {case[1]}"))],
     hints=[
-        "Row i*h + j of the folded batch is head j of sequence i. Which length does "
-        "repeat_interleave give it, and which does repeat give it?",
-        "repeat gives row r the length of sequence r mod b. Try one sequence, one head, and "
-        "a batch whose sequences all have the same length.",
+        r"Row $i \cdot h + j$ of the folded batch is head $j$ of sequence $i$. Which "
+        "length does `repeat_interleave` give it, and which does `repeat` give it?",
+        r"`repeat` gives row $r$ the length of sequence $r \bmod b$. Try one sequence, "
+        "one head, and a batch whose sequences all have the same length.",
     ],
     solution=(
-        "repeat_interleave gives row i*h + j the length of sequence i; repeat gives it the "
-        "length of sequence (i*h + j) mod b. They agree exactly when the batch has one "
-        "sequence, or there is one head, or every sequence has the same valid length. A test "
-        "built from such a batch gets identical tensors, so every later number is identical "
-        "and the bug goes unseen: a test needs several heads and sequences of different "
-        "lengths, and must compare values, not shapes. See solutions/03_solutions.ipynb."),
+        r"`repeat_interleave` gives row $i \cdot h + j$ the length of sequence $i$; "
+        r"`repeat` gives it the length of sequence $(i \cdot h + j) \bmod b$. They agree "
+        "exactly when the batch has one sequence, or there is one head, or every "
+        "sequence has the same valid length. A test built from such a batch gets "
+        "identical tensors, so every later number is identical and the bug goes unseen: "
+        "a test needs several heads and sequences of different lengths, and must compare "
+        "values, not shapes. See `solutions/03_solutions.ipynb`."),
     open_part="why a test with such a batch misses the bug",
 )

@@ -33,16 +33,19 @@ ex1 = Exercise(
              (BATCH_SIZE * NUM_STEPS * (NUM_STEPS + 1) // 2,
               "that counts the whole batch; the question asks per sequence")]))],
     hints=[
-        "With valid_lens of shape (batch_size, num_queries), entry [i, t] says how many keys "
-        "query t of sequence i may see. Causal: query t (counting from 1) sees keys 1 to t.",
-        "torch.arange(1, 6).repeat(3, 1) gives the lengths. Count the weights that may be "
-        "non-zero: 1 + 2 + ... + 5, or count (weights > 0) after masked_softmax.",
+        "With `valid_lens` of shape `(batch_size, num_queries)`, entry `[i, t]` says how "
+        "many keys query $t$ of sequence $i$ may see. Causal: query $t$ (counting from "
+        "1) sees keys 1 to $t$.",
+        "`torch.arange(1, 6).repeat(3, 1)` gives the lengths. Count the weights that may "
+        r"be non-zero: $1 + 2 + \dots + 5$, or count `(weights > 0)` after "
+        "`masked_softmax`.",
     ],
     solution=(
-        "Each row of valid_lens is 1, 2, 3, 4, 5 (torch.arange(1, T + 1).repeat(3, 1), shape "
-        "(3, 5)): query t sees keys 1 to t. masked_softmax then puts 0 above the diagonal and "
-        "each row sums to 1. A sequence of T tokens has 1 + 2 + ... + T = T(T + 1)/2 weights "
-        "that may be non-zero: 15 for T = 5. See solutions/04_solutions.ipynb."),
+        "Each row of `valid_lens` is 1, 2, 3, 4, 5 (`torch.arange(1, T + 1).repeat(3, "
+        "1)`, shape (3, 5)): query $t$ sees keys 1 to $t$. `masked_softmax` then puts 0 "
+        "above the diagonal and each row sums to 1. A sequence of $T$ tokens has $1 + 2 "
+        r"+ \dots + T = T(T + 1)/2$ weights that may be non-zero: 15 for $T = 5$. See "
+        "`solutions/04_solutions.ipynb`."),
 )
 
 ex2 = Exercise(
@@ -58,16 +61,18 @@ ex2 = Exercise(
              (4 * 100 * 64, "queries and the output have width 100")])),
      ("what keys of width 100 raise", exception_type(ValueError))],
     hints=[
-        "A projection is an nn.LazyLinear only when its input width is None. Count with "
-        "sum(p.numel() for p in attention.parameters()).",
-        "W_q and W_o map 100 to 100, W_k and W_v map 64 to 100, and there are no biases. For "
-        "the last part call the module inside try/except and look at type(error).",
+        "A projection is an `nn.LazyLinear` only when its input width is `None`. Count "
+        "with `sum(p.numel() for p in attention.parameters())`.",
+        "$W_q$ and $W_o$ map 100 to 100, $W_k$ and $W_v$ map 64 to 100, and there are no "
+        "biases. For the last part call the module inside `try`/`except` and look at "
+        "`type(error)`.",
     ],
     solution=(
         "With every width given, no projection is lazy: the parameters exist at once. "
-        "W_q and W_o are 100 x 100, W_k and W_v 100 x 64: 2*100*100 + 2*100*64 = 32,800 "
-        "parameters, no biases. Keys of width 100 do not fit W_k: the module raises "
-        "ValueError (\"keys must have width 64 ...\"). See solutions/04_solutions.ipynb."),
+        r"$W_q$ and $W_o$ are $100 \times 100$, $W_k$ and $W_v$ $100 \times 64$: $2 "
+        r"\cdot 100 \cdot 100 + 2 \cdot 100 \cdot 64$ = 32,800 parameters, no biases. "
+        "Keys of width 100 do not fit $W_k$: the module raises `ValueError` (\"keys must "
+        "have width 64 ...\"). See `solutions/04_solutions.ipynb`."),
 )
 
 
@@ -101,15 +106,16 @@ ex3 = Exercise(
         describe=lambda case: (f"MultiHeadAttention({case[0].num_hiddens}, "
                                f"{case[0].num_heads}, bias=True)")))],
     hints=[
-        "Follow an empty query through the module: its attention weights are all 0. What is "
-        "each head's output, and what does W_o make of it?",
-        "Every head outputs the zero vector, and so does their concatenation; W_o applied to "
-        "0 leaves only its bias. Return that tensor of the module given to your function.",
+        "Follow an empty query through the module: its attention weights are all 0. What "
+        "is each head's output, and what does $W_o$ make of it?",
+        "Every head outputs the zero vector, and so does their concatenation; $W_o$ "
+        "applied to 0 leaves only its bias. Return that tensor of the module given to "
+        "your function.",
     ],
     solution=(
-        "The weights of an empty query are all 0, so every head outputs the zero vector and "
-        "so does their concatenation. Only W_o's bias survives: the output is "
-        "W_o(0) = attention.W_o.bias, the same vector for every empty query (the biases of "
-        "W_k and W_v act on keys and values that get weight 0). See "
-        "solutions/04_solutions.ipynb."),
+        "The weights of an empty query are all 0, so every head outputs the zero vector "
+        "and so does their concatenation. Only the bias of $W_o$ survives: the output is "
+        "$W_o(0)$ = `attention.W_o.bias`, the same vector for every empty query (the "
+        "biases of $W_k$ and $W_v$ act on keys and values that get weight 0). See "
+        "`solutions/04_solutions.ipynb`."),
 )

@@ -38,15 +38,16 @@ ex1 = Exercise(
          ("unclear", "the row fits one of the three named regimes")]))],
     hints=[
         "The three a's of banana are the same vector, so they get the same score, about "
-        "sqrt(d) = 8; b and n score about N(0, 1). What does softmax do with three equal, "
-        "much larger scores?",
-        "weights = alignment.alignment_weights(\"a\", \"banana\", d=64, seed=0), then "
-        "alignment.classify_row(weights[0], copies) with copies the positions of the a's.",
+        r"$\sqrt{d} = 8$; b and n score about $\mathcal{N}(0, 1)$. What does softmax do "
+        "with three equal, much larger scores?",
+        "`weights = alignment.alignment_weights(\"a\", \"banana\", d=64, seed=0)`, then "
+        "`alignment.classify_row(weights[0], copies)` with `copies` the positions of the "
+        "a's.",
     ],
     solution=(
-        "The copies are identical keys, so each gets the same weight, just under a third: "
-        "0.333 each at d = 64, seed 0. Three copies each above 0.8 / 3 = 0.267 make the row "
-        "\"split\". See solutions/05_solutions.ipynb."),
+        "The copies are identical keys, so each gets the same weight, just under a "
+        "third: 0.333 each at $d = 64$, seed 0. Three copies each above $0.8 / 3 = "
+        "0.267$ make the row \"split\". See `solutions/05_solutions.ipynb`."),
 )
 
 
@@ -89,21 +90,21 @@ ex2 = Exercise(
     [("robustness counts at d = 128 and 256", _counts),
      ("share of seeds with e's row diffuse, d = 16 and d = 256", _diffuse_shares)],
     hints=[
-        "alignment.robustness_counts(\"attention\", \"translation\", [128, 256], range(20)) "
-        "gives the counts. For e's row use alignment.alignment_weights_over_seeds(\"e\", "
-        "\"translation\", d, range(400)) and count rows whose largest weight is below "
-        "alignment.DIFFUSE_MAX.",
-        "With the 1/sqrt(d) scaling, the score of two different letters has variance 1 at "
-        "every d. e has no partner in translation: does its row change with d?",
+        "`alignment.robustness_counts(\"attention\", \"translation\", [128, 256], "
+        "range(20))` gives the counts. For e's row use "
+        "`alignment.alignment_weights_over_seeds(\"e\", \"translation\", d, range(400))` "
+        "and count rows whose largest weight is below `alignment.DIFFUSE_MAX`.",
+        r"With the $1/\sqrt{d}$ scaling, the score of two different letters has variance "
+        "1 at every $d$. e has no partner in translation: does its row change with $d$?",
     ],
     solution=(
-        "The counts are 17 of 20 at d = 128 and 20 of 20 at d = 256 (seeds 0 to 19), but they "
-        "do not settle at 20: e's row is diffuse for 378 of 400 seeds at d = 16 and 384 of "
-        "400 at d = 256, about 95 % at both. Scaled scores of different letters have "
-        "variance 1 whatever d is, so e's row has the same distribution at every d, and "
-        "20 seeds all diffuse is roughly a coin flip (0.96^20, about 0.44). More dimensions "
-        "make the sharp and split rows reliable, not the diffuse ones. See "
-        "solutions/05_solutions.ipynb."),
+        "The counts are 17 of 20 at $d = 128$ and 20 of 20 at $d = 256$ (seeds 0 to 19), "
+        "but they do not settle at 20: e's row is diffuse for 378 of 400 seeds at $d = "
+        "16$ and 384 of 400 at $d = 256$, about 95 % at both. Scaled scores of different "
+        "letters have variance 1 whatever $d$ is, so e's row has the same distribution "
+        "at every $d$, and 20 seeds all diffuse is roughly a coin flip ($0.96^{20}$, "
+        "about 0.44). More dimensions make the sharp and split rows reliable, not the "
+        "diffuse ones. See `solutions/05_solutions.ipynb`."),
     open_part="the explanation with e's row",
 )
 
@@ -138,17 +139,17 @@ ex3 = Exercise(
     [("largest weight in e's row without scaling", _largest_weight),
      ("letter that gets it", _top_letter)],
     hints=[
-        "Take table = alignment.letter_embeddings(64, 0), embed both words with "
-        "alignment.embed_word, and apply masked_softmax to (queries @ keys.T)[None], without "
-        "dividing by sqrt(d).",
-        "e is letter 4 of attention (index \"attention\".index(\"e\")). Look at the largest "
-        "weight of its row and at which letter of translation it sits on.",
+        "Take `table = alignment.letter_embeddings(64, 0)`, embed both words with "
+        "`alignment.embed_word`, and apply `masked_softmax` to `(queries @ "
+        r"keys.T)[None]`, without dividing by $\sqrt{d}$.",
+        "e is letter 4 of attention (index `\"attention\".index(\"e\")`). Look at the "
+        "largest weight of its row and at which letter of translation it sits on.",
     ],
     solution=(
-        "Without the scaling the scores are sqrt(d) = 8 times larger and softmax is far more "
-        "peaked: e's row puts 0.94 of its weight on the letter i, although e does not occur "
-        "in translation (classify_row calls it unclear). A sharp row is therefore no proof of "
-        "relevance: how sharp a softmax is depends on the scale of the scores as much as on "
-        "what matches. See solutions/05_solutions.ipynb."),
+        r"Without the scaling the scores are $\sqrt{d} = 8$ times larger and softmax is "
+        "far more peaked: e's row puts 0.94 of its weight on the letter i, although e "
+        "does not occur in translation (`classify_row` calls it unclear). A sharp row is "
+        "therefore no proof of relevance: how sharp a softmax is depends on the scale of "
+        "the scores as much as on what matches. See `solutions/05_solutions.ipynb`."),
     open_part="what this says about reading a sharp row",
 )

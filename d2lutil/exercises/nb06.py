@@ -24,21 +24,22 @@ ex1 = Exercise(
         mistakes=[("first", "compare |g_i| with H_ii / 2 for each head: the trained model "
                             "sits near a minimum of the loss")]))],
     hints=[
-        "With the weights fixed, the prediction is sum_i xi_i c_i(x), linear in the mask xi, "
-        "so the squared error is a polynomial of degree 2 in xi: its Taylor expansion at 1 "
-        "stops at the second order.",
-        "Compute g = torch.autograd.functional.jacobian(mean_loss, ones) and H = "
-        "torch.autograd.functional.hessian(mean_loss, ones) in float64, and compare |g_i| "
-        "with H_ii / 2 head by head.",
+        r"With the weights fixed, the prediction is $\sum_i \xi_i c_i(x)$, linear in the "
+        r"mask $\boldsymbol{\xi}$, so the squared error is a polynomial of degree 2 in "
+        r"$\boldsymbol{\xi}$: its Taylor expansion at 1 stops at the second order.",
+        "Compute `g = torch.autograd.functional.jacobian(mean_loss, ones)` and `H = "
+        "torch.autograd.functional.hessian(mean_loss, ones)` in float64, and compare "
+        "$|g_i|$ with $H_{ii}/2$ head by head.",
     ],
     solution=(
-        "For each example the prediction is sum_i xi_i c_i(x) (the weights do not depend on "
-        "the mask and everything after the heads is linear), so the mean loss is a quadratic "
-        "in xi and its second-order expansion at 1 is exact: switching head i off "
-        "(delta = -e_i) changes it by -g_i + H_ii/2, with H_ii/2 the mean square of the "
-        "head's contribution. On the 4-head model |g_i| is below 1 % of H_ii/2: the second-"
-        "order term carries the cost, because training has left the model near a minimum. "
-        "See solutions/06_solutions.ipynb."),
+        r"For each example the prediction is $\sum_i \xi_i c_i(x)$ (the weights do not "
+        "depend on the mask and everything after the heads is linear), so the mean loss "
+        r"is a quadratic in $\boldsymbol{\xi}$ and its second-order expansion at 1 is "
+        r"exact: switching head $i$ off ($\boldsymbol{\delta} = -\mathbf{e}_i$) changes "
+        "it by $-g_i + H_{ii}/2$, with $H_{ii}/2$ the mean square of the head's "
+        "contribution. On the 4-head model $|g_i|$ is below 1 % of $H_{ii}/2$: the "
+        "second-order term carries the cost, because training has left the model near a "
+        "minimum. See `solutions/06_solutions.ipynb`."),
     open_part="the proof that the loss is quadratic in the mask",
 )
 
@@ -51,21 +52,20 @@ ex2 = Exercise(
             ([max(0.0, 1 - k / 4) for k in range(1, 9)],
              "those are heads of width 4; here each head is p = 2 wide")]))],
     hints=[
-        "Count first: how many of the 16 numbers an output needs can one head of "
-        "width p = num_hiddens / h hand on, and so k of them? The rank argument of "
-        "the notebook's prediction turns that count into a lower bound on the error.",
-        "The bound is reached when the kept heads' numbers are independent: if all "
-        "eight heads together reach an error near 0, any subset of them is. Check "
-        "your prediction with the notebook's refit_errors on the model trained for "
-        "800 steps (train(num_heads=8, num_steps=800)), for a few subsets of each "
-        "size.",
+        "Count first: how many of the 16 numbers an output needs can one head of width "
+        "$p$ = `num_hiddens / h` hand on, and so $k$ of them? The rank argument of the "
+        "notebook's prediction turns that count into a lower bound on the error.",
+        "The bound is reached when the kept heads' numbers are independent: if all eight "
+        "heads together reach an error near 0, any subset of them is. Check your "
+        "prediction with the notebook's `refit_errors` on the model trained for 800 "
+        "steps (`train(num_heads=8, num_steps=800)`), for a few subsets of each size.",
     ],
     solution=(
-        "k heads of width 2 hand on 2k of the 16 numbers an output needs, so the refitted "
-        "error is at least 1 - k/8; since all eight together reach 0, any 2k of their numbers "
-        "are independent and every subset of k heads leaves exactly 1 - k/8: 0.875, 0.75, "
-        "..., 0. Trained for 800 steps, all 255 subsets land within 0.01 of it. See "
-        "solutions/06_solutions.ipynb."),
+        "$k$ heads of width 2 hand on $2k$ of the 16 numbers an output needs, so the "
+        "refitted error is at least $1 - k/8$; since all eight together reach 0, any "
+        "$2k$ of their numbers are independent and every subset of $k$ heads leaves "
+        "exactly $1 - k/8$: 0.875, 0.75, ..., 0. Trained for 800 steps, all 255 subsets "
+        "land within 0.01 of it. See `solutions/06_solutions.ipynb`."),
 )
 
 def _set_size(expected, mistakes):
@@ -100,16 +100,16 @@ ex3 = Exercise(
     hints=[
         "The notebook's refit table: what does one head leave, and what do two heads with "
         "different mixtures leave?",
-        "With num_hiddens 32 and h = 4, a head owns p = 8 rows of W_q and W_k (32 inputs "
-        "each), 8 rows of W_v (8 inputs) and 8 columns of W_o (32 outputs). Count for the "
-        "heads you prune.",
+        "With `num_hiddens` 32 and $h = 4$, a head owns $p = 8$ rows of $W_q$ and $W_k$ "
+        "(32 inputs each), 8 rows of $W_v$ (8 inputs) and 8 columns of $W_o$ (32 "
+        "outputs). Count for the heads you prune.",
     ],
     solution=(
         "One head leaves about 1/2 and any two heads with well-conditioned (different) "
-        "mixtures leave 0, so the smallest sets are pairs. Each head owns 8*32 + 8*32 + 8*8 + "
-        "32*8 = 832 parameters, so the two pruned heads own 1,664 of the module's 3,328. Plain "
-        "ablation and gradient importance score heads one at a time, so whether the pair they "
-        "keep works depends on whether its two mixtures differ, which neither looks at. See "
-        "solutions/06_solutions.ipynb."),
+        r"mixtures leave 0, so the smallest sets are pairs. Each head owns $8 \cdot 32 + "
+        r"8 \cdot 32 + 8 \cdot 8 + 32 \cdot 8 = 832$ parameters, so the two pruned heads "
+        "own 1,664 of the module's 3,328. Plain ablation and gradient importance score "
+        "heads one at a time, so whether the pair they keep works depends on whether its "
+        "two mixtures differ, which neither looks at. See `solutions/06_solutions.ipynb`."),
     open_part="the question about ablation and gradient importance",
 )

@@ -24,18 +24,18 @@ ex1 = Exercise(
              (833, "that is every word ending in 'tion'; compare the end of each "
                    "pronunciation with ('SH', 'AH', 'N')")]))],
     hints=[
-        "Load the dictionary with pronunciations.load_dictionary(): a dict from each "
+        "Load the dictionary with `pronunciations.load_dictionary()`: a dict from each "
         "word to its tuple of phonemes, stress digits removed.",
-        "Keep the words w with w.endswith('tion'), then count those whose phonemes "
-        "p satisfy p[-3:] == ('SH', 'AH', 'N'). Print a few of the others.",
+        "Keep the words `w` with `w.endswith('tion')`, then count those whose phonemes "
+        "`p` satisfy `p[-3:] == ('SH', 'AH', 'N')`. Print a few of the others.",
     ],
     solution=(
         "833 words of 3 to 12 letters end in 'tion', and 817 of them end in SH AH N "
-        "(attention, nation, ...). Of the 16 others, 12 end in CH AH N, after an s or an n "
-        "(question, suggestion, intention, even inattention), equation ends in ZH AH N, and "
-        "three are rarities (cation, mation, martion). So -tion is about as regular as "
-        "English spelling gets, and still the letter before the t matters. See "
-        "solutions/08_solutions.ipynb."),
+        "(attention, nation, ...). Of the 16 others, 12 end in CH AH N, after an s or an "
+        "n (question, suggestion, intention, even inattention), equation ends in ZH AH "
+        "N, and three are rarities (cation, mation, martion). So -tion is about as "
+        "regular as English spelling gets, and still the letter before the t matters. "
+        "See `solutions/08_solutions.ipynb`."),
     open_part="what the other words are",
 )
 
@@ -53,19 +53,19 @@ ex2 = Exercise(
              (66, "that is without a cache: with one, a step projects its new token "
                   "only")]))],
     hints=[
-        "Step t (t = 1, ..., 11) of greedy decoding feeds the decoder <bos> and the t - 1 "
-        "phonemes so far, t tokens in all. Without a cache every one of them is projected "
-        "to a key and a value again; with a cache only the newest.",
+        r"Step $t$ ($t = 1, \dots, 11$) of greedy decoding feeds the decoder `<bos>` and "
+        "the $t - 1$ phonemes so far, $t$ tokens in all. Without a cache every one of "
+        "them is projected to a key and a value again; with a cache only the newest.",
         "Check it by counting: register a forward hook on "
-        "model.decoder.self_attention.W_k that adds up input.shape[1], and decode one "
-        "word whose pronunciation the model ends after 10 phonemes, with and without "
+        "`model.decoder.self_attention.W_k` that adds up `input.shape[1]`, and decode "
+        "one word whose pronunciation the model ends after 10 phonemes, with and without "
         "the cache.",
     ],
     solution=(
-        "Without a cache step t projects t tokens: 1 + 2 + ... + 11 = 66 positions; with "
-        "a cache one per step: 11. The cache turns a quadratic count into a linear one, "
-        "and both decodes give the same phonemes (the notebook asserts it). See "
-        "solutions/08_solutions.ipynb."),
+        r"Without a cache step $t$ projects $t$ tokens: $1 + 2 + \dots + 11 = 66$ "
+        "positions; with a cache one per step: 11. The cache turns a quadratic count "
+        "into a linear one, and both decodes give the same phonemes (the notebook "
+        "asserts it). See `solutions/08_solutions.ipynb`."),
 )
 
 ex3 = Exercise(
@@ -82,15 +82,15 @@ ex3 = Exercise(
     hints=[
         "Write the two sequences one above the other and line up what they share: "
         "T, then N, then AH N at the end.",
-        "Fill in the edit-distance table (pronunciations.edit_distance computes it) and "
-        "divide by the number of phonemes in the dictionary's pronunciation.",
+        "Fill in the edit-distance table (`pronunciations.edit_distance` computes it) "
+        "and divide by the number of phonemes in the dictionary's pronunciation.",
     ],
     solution=(
-        "AE T AH N T IY AH N against AH T EH N SH AH N: substitute AE -> AH and AH -> EH, "
-        "substitute T -> SH and delete IY (or delete T and substitute IY -> SH): 4 edits, "
-        "and no alignment does it with fewer, since the two differ in length by 1 and in "
-        "at least three aligned places. PER = 4/7 = 0.57 for this word. The model spells "
-        "out the double t as two sounds and misses that -tion is SH AH N here. See "
-        "solutions/08_solutions.ipynb."),
+        "AE T AH N T IY AH N against AH T EH N SH AH N: substitute AE -> AH and AH -> "
+        "EH, substitute T -> SH and delete IY (or delete T and substitute IY -> SH): 4 "
+        "edits, and no alignment does it with fewer, since the two differ in length by 1 "
+        r"and in at least three aligned places. $\mathrm{PER} = 4/7 = 0.57$ for this "
+        "word. The model spells out the double t as two sounds and misses that -tion is "
+        "SH AH N here. See `solutions/08_solutions.ipynb`."),
     open_part="which edits",
 )
