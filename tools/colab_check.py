@@ -53,7 +53,9 @@ def find_python313():
     if os.environ.get("PY313"):
         return os.environ["PY313"]
     found = shutil.which("python3.13")
-    if found:
+    # A pyenv shim is on PATH even where 3.13 is installed but not selected, and then
+    # fails ("command not found"): take it only if it runs.
+    if found and subprocess.run([found, "--version"], capture_output=True).returncode == 0:
         return found
     pyenv = pathlib.Path(os.environ.get("PYENV_ROOT", pathlib.Path.home() / ".pyenv"))
     versions = sorted(pyenv.glob("versions/3.13*/bin/python3"),
