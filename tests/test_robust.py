@@ -132,6 +132,7 @@ def test_demo_chapter_asserts_only_seed_free_facts(demo):
     assert failed == 0, text
     assert text.count(": ok (") == len(paths) == 3
     assert "robust: 3 of 3 runs ok (3 notebooks, K = 1)" in text
+    assert text.splitlines()[-1] == "robust: 3 passed, 0 failed"
 
 
 def test_an_assert_of_one_seeds_digits_fails(demo):
@@ -151,6 +152,7 @@ def test_an_assert_of_one_seeds_digits_fails(demo):
     assert lines[2].startswith("    also cell 3: line 1: assert x[0] == ")
     assert "AssertionError: reached with --keep-going only" in lines[2]
     assert lines[3].startswith("robust: 1 of 2 runs ok (1 notebooks, K = 0 1) in ")
+    assert lines[4:] == ["robust: 1 passed, 1 failed"]
 
 
 def test_d2lutil_in_the_kernel_sees_the_shift_and_main_exits_with_the_result(demo, capsys):
