@@ -12,7 +12,7 @@ import decode
 from mha_impls import IMPLS, REFERENCE
 
 #: Issue 7's per-notebook budget under nbval, seconds, by the notebook's number.
-NOTEBOOK_BUDGET_S = {"01": 9, "02": 12, "03": 15, "04": 8, "05": 8, "06": 12, "07": 12,
+NOTEBOOK_BUDGET_S = {"01": 9, "02": 18, "03": 15, "04": 8, "05": 8, "06": 12, "07": 16,
                      "08": 45}
 HEADLINE_SHAPE = [32, 128, 256, 8]
 SPEED_TARGET, MEMORY_TARGET = 1.05, 1.1
