@@ -14,7 +14,8 @@
 4. Executes copies of the notebooks in that venv's kernel and prints, per notebook, the
    failing cell and its error, and the cells whose text output differs from the stored one
    (outputs should not depend on the torch version), after the masks of
-   tests/nbval_sanitize.cfg, as nbval applies them. Exit status 1 when anything failed.
+   tests/nbval_sanitize.cfg, as nbval applies them, and beyond the tolerance a cell states
+   (tools/nbval_tolerance.py). Exit status 1 when anything failed.
 """
 
 import argparse
@@ -32,6 +33,7 @@ import time
 import types
 
 import book
+import nbval_tolerance
 
 ROOT = book.ROOT
 SANITIZE_CFG = ROOT / "tests" / "nbval_sanitize.cfg"
@@ -102,6 +104,13 @@ def texts(cell, masks):
     return text
 
 
+def same(stored, new, cell):
+    """Whether a new text reads as the stored one: exactly, or within the tolerance the cell
+    states (tools/nbval_tolerance.py, as nbval compares it in make test)."""
+    stated = nbval_tolerance.tolerance(cell.metadata, "cell")
+    return stored == new or (stated is not None and nbval_tolerance.close(stored, new, *stated))
+
+
 def run_setup_cell(paths, pub, colab):
     """Install d2l and d2lutil with the stamped setup cell; False if that changed anything."""
     setup = next((c.source for p in paths for c in book.read(p).cells
@@ -146,10 +155,10 @@ def check_notebook(path, work, masks):
         return [f"FAIL {path.name}: {lines[-1] if lines else e}"] + [f"   {x}" for x in lines[:12]]
     except Exception as e:  # noqa: BLE001 - report it and go on with the next notebook
         return [f"FAIL {path.name}: {type(e).__name__}: {e}"]
-    diffs = [(i, texts(old, masks), texts(new, masks))
+    diffs = [(i, texts(old, masks), texts(new, masks), old)
              for i, (old, new) in enumerate(zip(stored.cells, nb.cells, strict=True))
              if old.cell_type == "code" and not book.is_ignored(old)]
-    diffs = [d for d in diffs if d[1] != d[2]]
+    diffs = [d[:3] for d in diffs if not same(d[1], d[2], d[3])]
     if not diffs:
         return []
     out = [f"DIFF {path.name}: {len(diffs)} cell(s) print something else under Colab's versions"]
