@@ -10,6 +10,12 @@ NODE_STAMP := node_modules/.package-lock.json
 # `make execute NB=notebooks/01_x.ipynb` runs one notebook; without NB, every notebook
 # (tools/book.py finds them: nothing here lists them).
 NB ?=
+# Notebooks run two at a time (make test: pytest-xdist, each notebook on one worker;
+# make execute and make robust: two kernels at a time), each kernel on one thread, so the
+# two share a 2-core machine without contention. The same thread setting in make test,
+# make execute and make robust; the stored outputs do not depend on it (CONTRIBUTING.md).
+JOBS ?= 2
+THREADS ?= 1
 
 # The venv's own kernel, whatever kernels the user has installed elsewhere;
 # and Jupyter's platform-dirs migration notice kept quiet.
@@ -17,11 +23,12 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test execute robust lab present lint bench clean
+.PHONY: help chapter test test-roundoff execute robust lab present lint bench clean
 
 help:
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
+	@echo "make test-roundoff   the notebooks under nbval with another CPU's round-off"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
 	@echo "make robust    every notebook with every seed shifted by K = 1..5: asserts must hold"
 	@echo "make lab       JupyterLab on notebooks/"
@@ -49,17 +56,25 @@ $(NODE_STAMP): package.json package-lock.json
 chapter: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python tools/chapter.py build --out build/site
 
+test execute robust test-roundoff: export OMP_NUM_THREADS := $(THREADS)
+
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS)
+
+# The notebooks again under nbval, computed as a CPU without vector instructions computes
+# (ATen's default kernels, read when torch is imported): an output that only this kind of
+# machine reproduces fails here, before it lands (CONTRIBUTING.md, "Every machine").
+test-roundoff: $(STAMP)
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -n $(JOBS) notebooks
 
 execute: $(STAMP)
-	$(BIN)/python tools/chapter.py execute $(NB)
+	$(BIN)/python tools/chapter.py execute --jobs $(JOBS) $(NB)
 
 # `make robust` runs every notebook (or NB) once per K with every seed shifted by K
 # (tools/robust.py): no output compared, every assert must hold. `make robust K="1 2"`.
 K ?= 1 2 3 4 5
 robust: $(STAMP)
-	$(BIN)/python tools/robust.py $(NB) --k $(K)
+	$(BIN)/python tools/robust.py $(NB) --k $(K) --jobs $(JOBS)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks

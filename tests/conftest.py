@@ -26,11 +26,12 @@ def stamped_demo(root):
 
 @pytest.fixture(scope="session")
 def executed_demo_template(tmp_path_factory):
-    """The demo chapter, stamped and executed once per session (each notebook in a kernel)."""
+    """The demo chapter, stamped and executed once per session (each notebook in a kernel,
+    two at a time, as `make execute` runs them)."""
     root = tmp_path_factory.mktemp("executed-demo")
     paths = stamped_demo(root)
     with contextlib.redirect_stdout(io.StringIO()):
-        chapter.cmd_execute(paths)
+        chapter.cmd_execute(paths, jobs=2)
     return root
 
 

@@ -29,6 +29,8 @@ The download button gives the notebook as it is, not the copy.
 """
 
 import argparse
+import asyncio
+import concurrent.futures
 import copy
 import html
 import os
@@ -174,15 +176,23 @@ def execute(path):
         record_timing=False,
         resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
     )
-    client.execute()
+    # Its own event loop, closed at the end: execute() may run in a worker thread (--jobs).
+    asyncio.run(client.async_execute())
     return book.normalize_outputs(nb)
 
 
-def cmd_execute(paths):
-    for path in paths:
-        start = time.perf_counter()
-        nbformat.write(execute(path), path)
-        print(f"executed {path} in {time.perf_counter() - start:.1f} s")
+def _execute_into(path):
+    start = time.perf_counter()
+    nbformat.write(execute(path), path)
+    return time.perf_counter() - start
+
+
+def cmd_execute(paths, jobs=1):
+    """Execute each notebook of ``paths`` in place, ``jobs`` at a time (each in its own
+    kernel and process), printing a line per notebook as it finishes."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        for path, seconds in zip(paths, pool.map(_execute_into, paths), strict=True):
+            print(f"executed {path} in {seconds:.1f} s", flush=True)
 
 
 def cmd_check_reproducible(paths):
@@ -394,6 +404,8 @@ def main(argv=None):
         sub.add_parser(command).add_argument(
             "notebooks", nargs="*", type=pathlib.Path,
             help="default: every chapter and solutions notebook (tools/book.py)")
+    sub.choices["execute"].add_argument(
+        "--jobs", type=int, default=1, help="notebooks executed at a time (default: 1)")
     build = sub.add_parser("build")
     build.add_argument("--out", type=pathlib.Path, default=ROOT / "build" / "site")
     build.add_argument("--no-execute", action="store_true",
@@ -402,7 +414,9 @@ def main(argv=None):
                        help="the repository whose notebooks to build (default: this one)")
     args = parser.parse_args(argv)
     if args.command == "execute":
-        cmd_execute(args.notebooks or book.all_notebooks())
+        if args.jobs < 1:
+            parser.error(f"--jobs must be at least 1, got {args.jobs}")
+        cmd_execute(args.notebooks or book.all_notebooks(), args.jobs)
         return 0
     if args.command == "check-reproducible":
         return cmd_check_reproducible(args.notebooks or book.all_notebooks())

@@ -19,6 +19,8 @@ status is 1 if any run failed.
 """
 
 import argparse
+import asyncio
+import concurrent.futures
 import os
 import pathlib
 import re
@@ -79,6 +81,11 @@ def describe_failure(cell):
 def run_shifted(path, k, keep_going=False):
     """Run the notebook at ``path`` with every seed shifted by ``k``; return the list of
     (cell index, description) of its failing cells, empty if every cell ran."""
+    # Its own event loop, closed at the end: a run may be in a worker thread (--jobs).
+    return asyncio.run(_run_shifted(path, k, keep_going))
+
+
+async def _run_shifted(path, k, keep_going):
     nb = book.clear_outputs(book.read(path))
     nb.cells.insert(0, new_code_cell(shim_source(k)))
     client = NotebookClient(
@@ -89,10 +96,11 @@ def run_shifted(path, k, keep_going=False):
         resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
     )
     failures = []
-    with client.setup_kernel():
+    async with client.async_setup_kernel():
         for index, cell in enumerate(nb.cells):
             try:
-                client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
+                await client.async_execute_cell(
+                    cell, index, execution_count=client.code_cells_executed + 1)
             except CellExecutionError:
                 if index == 0:
                     raise RuntimeError(
@@ -119,18 +127,25 @@ def report_line(path, k, failures, seconds):
     return "\n".join(lines)
 
 
-def check(paths, ks=DEFAULT_KS, keep_going=False, out=None):
-    """Run every notebook of ``paths`` for every K of ``ks``, printing a line per run and
-    a total (to ``out``, default stdout); return the number of failed runs."""
+def _timed_run(path, k, keep_going):
+    start = time.perf_counter()
+    failures = run_shifted(path, k, keep_going)
+    return failures, time.perf_counter() - start
+
+
+def check(paths, ks=DEFAULT_KS, keep_going=False, out=None, jobs=1):
+    """Run every notebook of ``paths`` for every K of ``ks``, ``jobs`` runs at a time (each
+    in its own kernel), printing a line per run in order and a total (to
+    ``out``, default stdout); return the number of failed runs."""
     out = out or sys.stdout
     started, failed = time.perf_counter(), 0
-    for path in paths:
-        for k in ks:
-            start = time.perf_counter()
-            failures = run_shifted(path, k, keep_going)
+    plan = [(path, k) for path in paths for k in ks]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        results = pool.map(_timed_run, [p for p, _ in plan], [k for _, k in plan],
+                           [keep_going] * len(plan))
+        for (path, k), (failures, seconds) in zip(plan, results, strict=True):
             failed += bool(failures)
-            print(report_line(path, k, failures, time.perf_counter() - start),
-                  file=out, flush=True)
+            print(report_line(path, k, failures, seconds), file=out, flush=True)
     runs = len(paths) * len(ks)
     print(f"robust: {runs - failed} of {runs} runs ok ({len(paths)} notebooks, "
           f"K = {' '.join(map(str, ks))}) in {time.perf_counter() - started:.0f} s",
@@ -148,12 +163,16 @@ def main(argv=None):
                         help="the shifts to run (default: 1 2 3 4 5)")
     parser.add_argument("--keep-going", action="store_true",
                         help="after a failing cell, run the rest and list every failing cell")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="runs at a time, each in its own kernel (default: 1)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {args.jobs}")
     missing = [str(p) for p in args.notebooks if not p.is_file()]
     if missing:
         parser.error(f"no such notebook: {', '.join(missing)}")
     paths = args.notebooks or book.all_notebooks()
-    return 1 if check(paths, args.k, args.keep_going) else 0
+    return 1 if check(paths, args.k, args.keep_going, jobs=args.jobs) else 0
 
 
 if __name__ == "__main__":
