@@ -336,10 +336,6 @@ def run_submission(path, nb, notebook, options, slot):
             home = str(scratch / "home")
             os.mkdir(home)
             shutil.copyfile(path, pathlib.Path(home) / name)
-            os.chmod(scratch, 0o711)  # the kernel's user may pass through to its home
-            if options.is_root:
-                for item in (home, pathlib.Path(home) / name):
-                    os.chown(item, KERNEL_UID_BASE + slot, KERNEL_UID_BASE + slot)
             import d2lutil
 
             env = kernel_env(home, str(pathlib.Path(d2lutil.__file__).resolve().parents[1]),
@@ -349,7 +345,8 @@ def run_submission(path, nb, notebook, options, slot):
                "functions": notebook.functions, "cell_timeout": options.cell_timeout,
                "answers_path": f"{home}/.answers.json", "max_items": MAX_ITEMS,
                "max_answer_bytes": 8 * 2**20,
-               "kernel_uid": KERNEL_UID_BASE + slot if options.is_root else None}
+               "kernel_uid": KERNEL_UID_BASE + slot if options.is_root and options.bwrap
+               else None}
         (scratch / "job.json").write_text(json.dumps(job))
         if options.bwrap:
             command = limits_command(options) + sandbox_command(options, scratch, name, env)
@@ -364,10 +361,8 @@ def run_submission(path, nb, notebook, options, slot):
             try:
                 process.wait(timeout=options.timeout)
             except subprocess.TimeoutExpired:
-                _kill(process, job["kernel_uid"] if not options.bwrap else None)
+                _kill(process)
                 return {"status": "time limit"}
-        if not options.bwrap and job["kernel_uid"] is not None:
-            _kill_user(job["kernel_uid"])  # anything the submission left running
         with open(scratch / "report.json", "rb") as report:
             lines = report.read(RESULT_LIMIT + 16 * 2**20).splitlines()
         try:
@@ -381,8 +376,8 @@ def run_submission(path, nb, notebook, options, slot):
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _kill(process, uid):
-    """Stop a runner and everything it started (its session; with a uid, all of it)."""
+def _kill(process):
+    """Stop a runner and what it started: its session (in bwrap, the whole sandbox)."""
     try:
         if os.name == "posix":
             os.killpg(process.pid, signal.SIGKILL)
@@ -391,20 +386,6 @@ def _kill(process, uid):
     except OSError:
         pass
     process.wait()
-    if uid is not None:
-        _kill_user(uid)
-
-
-def _kill_user(uid):
-    """SIGKILL every process of the (grading-only) user ``uid``."""
-    for status in pathlib.Path("/proc").glob("[0-9]*/status"):
-        try:
-            uids = next(line for line in status.read_text().splitlines()
-                        if line.startswith("Uid:")).split()[1:2]
-            if uids == [str(uid)]:
-                os.kill(int(status.parent.name), signal.SIGKILL)
-        except (OSError, StopIteration, ValueError):
-            pass
 
 
 # --- one row per submission ------------------------------------------------------------------
@@ -447,7 +428,10 @@ def _fill(row, notebook, result, options):
     elif status == "crashed":
         notes.insert(0, "the run ended without a report (its runner was killed)")
     elif status == "runner error":
-        notes.insert(0, str(result.get("error", ""))[:300])
+        notes.insert(0, f"the notebook could not be run ({result.get('error', '')})"[:300])
+    elif status == "kernel failed":
+        notes.insert(0, f"the kernel stopped answering in cell {result.get('died_in')} "
+                        f"({result.get('error', '')})"[:300])
     elif status == "answers not collected":
         notes.insert(0, "the cell that collects the answers failed")
     if memory:
@@ -487,7 +471,7 @@ def _answers(result):
         if result.get("answers_size"):
             return None, "the answers are larger than the grader reads"
         return None, {"time limit": "stopped at the time limit",
-                      "kernel died": "the kernel died",
+                      "kernel died": "the kernel died", "kernel failed": "the kernel failed",
                       "memory limit": "out of memory"}.get(result["status"],
                                                            "no answers were collected")
     try:

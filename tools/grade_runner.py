@@ -19,6 +19,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 
 TIMEOUT_MARK = "GraderCellTimeout"  # the error a cell gets when its time limit interrupts it
 TEXT_LIMIT = 300  # characters kept of an error message
@@ -152,7 +153,13 @@ def run(job):
 
     KernelManager, Client = _classes()
     result = {"status": "graded", "errors": [], "timeouts": [], "died_in": None,
-              "answers": None, "answers_size": 0}
+              "answers": None, "answers_size": 0, "times": {}}
+    started_at = time.monotonic()
+
+    def stamp(what):
+        result["times"][what] = round(time.monotonic() - started_at, 2)
+
+    stamp("runner ready")
     nb = nbformat.read(job["notebook"], as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(answers_cell(
         job["names"], job["functions"], job["answers_path"], job["max_items"])))
@@ -177,6 +184,8 @@ def run(job):
         result["died_in"] = cell_index  # kept only if the kernel dies in this cell
 
     client.on_cell_execute = started
+    client.on_notebook_start = lambda notebook: stamp("kernel ready")
+    client.on_notebook_complete = lambda notebook: stamp("cells run")
     client.on_cell_executed = executed
     start = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
              "stderr": subprocess.DEVNULL}
@@ -187,9 +196,13 @@ def run(job):
         result["died_in"] = None
     except DeadKernelError:
         result["status"] = "kernel died"
+    except Exception as error:  # e.g. a kernel whose messages the student broke
+        result["status"] = "kernel failed"
+        result["error"] = f"{type(error).__name__}: {error}"[:TEXT_LIMIT]
     last = len(nb.cells) - 1
     if any(e["cell"] == last for e in result["errors"]) or last in result["timeouts"]:
         result["status"] = "answers not collected"
+    stamp("kernel stopped")
     data = _read_capped(job["answers_path"], job["max_answer_bytes"] + 1)
     if data is not None:
         result["answers_size"] = len(data)
