@@ -17,7 +17,7 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test execute robust lab present lint bench clean
+.PHONY: help chapter test test-grade grade execute robust lab present lint bench clean
 
 help:
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
@@ -28,6 +28,8 @@ help:
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
+	@echo "make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make test-grade   the grader on a synthetic class of every notebook"
 
 # JupyterLab's settings overrides for the venv, kept in jupyter/lab/settings/overrides.json
 # (no prompt to fetch the "official Jupyter news" in `make lab` and `make present`).
@@ -51,6 +53,20 @@ chapter: $(STAMP) $(NODE_STAMP)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest
+
+# `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
+# answers (tools/grade.py; README, "Grading a class"), into OUT (build/grades/grades.csv).
+SUBMISSIONS ?=
+OUT ?= build/grades/grades.csv
+JOBS ?= 1
+grade: $(STAMP)
+	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
+	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
+
+# The grader on a synthetic class: right, wrong and empty for every notebook (about a
+# minute on top of the matrix of tests/test_grade.py that `make test` runs).
+test-grade: $(STAMP)
+	GRADE_FULL_CLASS=1 $(BIN)/python -m pytest tests/test_grade.py -k every_notebook
 
 execute: $(STAMP)
 	$(BIN)/python tools/chapter.py execute $(NB)

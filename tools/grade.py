@@ -491,7 +491,11 @@ def submissions_in(folder):
                   if p.suffix == ".ipynb" and (p.is_file() or p.is_symlink()))
 
 
-def grade_class(folder, options, chapter=None, log=print):
+def _print(line):
+    print(line, flush=True)
+
+
+def grade_class(folder, options, chapter=None, log=_print):
     """Grade every submission in ``folder``; return the rows (one per file, by name)."""
     chapter = load_chapter() if chapter is None else chapter
     paths = submissions_in(folder)
@@ -499,7 +503,7 @@ def grade_class(folder, options, chapter=None, log=print):
     for slot in range(options.jobs):
         slots.put(slot)
 
-    def work(path):
+    def work(path):  # one submission, in one of the `jobs` slots
         slot = slots.get()
         try:
             row = grade(path, chapter, options, slot)
