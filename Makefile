@@ -23,7 +23,7 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test test-roundoff execute robust lab present lint bench clean
+.PHONY: help chapter test test-roundoff test-grade grade execute robust lab present lint bench clean
 
 help:
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
@@ -35,6 +35,8 @@ help:
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
+	@echo "make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make test-grade   the grader on a synthetic class of every notebook"
 
 # JupyterLab's settings overrides for the venv, kept in jupyter/lab/settings/overrides.json
 # (no prompt to fetch the "official Jupyter news" in `make lab` and `make present`).
@@ -58,14 +60,28 @@ chapter: $(STAMP) $(NODE_STAMP)
 
 test execute robust test-roundoff: export OMP_NUM_THREADS := $(THREADS)
 
+# The grader's tests run in make test-grade (tests/test_grade.py: minutes of sandboxed kernels).
 test: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python -m pytest -n $(JOBS)
+	$(BIN)/python -m pytest -n $(JOBS) --ignore=tests/test_grade.py
 
 # The notebooks again under nbval, computed as a CPU without vector instructions computes
 # (ATen's default kernels, read when torch is imported): an output that only this kind of
 # machine reproduces fails here, before it lands (CONTRIBUTING.md, "Every machine").
 test-roundoff: $(STAMP)
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -n $(JOBS) notebooks
+
+# `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
+# answers (tools/grade.py; README, "Grading a class"), into OUT (build/grades/grades.csv).
+SUBMISSIONS ?=
+OUT ?= build/grades/grades.csv
+grade: $(STAMP)
+	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
+	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
+
+# The grader's tests: the whole matrix of careless and hostile submissions on one notebook,
+# and a synthetic class (right, wrong and empty for every notebook).
+test-grade: $(STAMP)
+	GRADE_FULL_CLASS=1 $(BIN)/python -m pytest tests/test_grade.py
 
 execute: $(STAMP)
 	$(BIN)/python tools/chapter.py execute --jobs $(JOBS) $(NB)

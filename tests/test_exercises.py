@@ -256,6 +256,52 @@ def test_function_builds_lazy_cases_only_when_checking():
     assert ok(check, lambda x: x) is True and built == [1]
 
 
+# --- grading: points and one part at a time --------------------------------------------------
+
+def test_points_default_to_one_per_part_and_can_be_set():
+    two = (("a", E.number(1.0)), ("b", E.number(2.0)))
+    assert simple(*two).points == [1, 1] and simple(*two).max_points == 2
+    assert simple(*two, points=3).points == [3, 3]
+    assert simple(*two, points=[2, 0.5]).max_points == 2.5
+    assert E.Exercise(1, [], hints=["h"], solution="s").max_points == 0
+    for bad in ([1], [1, 2, 3], -1, [1, True], float("nan"), "2"):
+        with pytest.raises(ValueError, match="points must be"):
+            simple(*two, points=bad)
+
+
+def test_check_part_grades_one_part_quietly_with_check_messages(capsys):
+    exercise = simple(("a", E.number(1.0)), ("b", E.number(2.0)), points=[2, 3])
+    right, wrong, empty = (exercise.check_part(0, 1.0), exercise.check_part(1, 4.0),
+                           exercise.check_part(1, ...))
+    assert capsys.readouterr().out == ""
+    assert right and (right.points, right.max_points, right.message) == (2, 2, "correct")
+    assert not wrong and (wrong.points, wrong.max_points) == (0, 3)
+    assert wrong.message == "not right yet: 4 is too large by a factor of about 2"
+    assert (empty.message, empty.name, empty.index, empty.exercise) == (
+        "not answered yet", "b", 1, 7)
+    exercise.check(1.0, 4.0)  # the same messages as check's, part by part
+    assert f"- b: {wrong.message}" in capsys.readouterr().out
+    broken = simple(("a", lambda answer: 1 / 0)).check_part(0, 1.0)
+    assert broken.message.startswith("could not check this answer (ZeroDivisionError")
+    for bad in (2, -1, True, "0"):
+        with pytest.raises(IndexError, match="index must be a part of exercise 7"):
+            exercise.check_part(bad, 1.0)
+
+
+def test_function_judges_call_results_as_if_it_had_called():
+    check = E.function(lambda a, b: a * b, [(2, 3), (4, 5), (1, 7)],
+                       result_checker=E.number)
+    assert check.cases() == [(2, 3), (4, 5), (1, 7)]
+    for student in (lambda a, b: b * a, lambda a, b: a + b, lambda a, b: 2 * a * b):
+        results = E.CallResults(student(*case) for case in check.cases())
+        assert ok(check, results) == ok(check, student)
+    raised = E.CallResults([6, E.Raised("ZeroDivisionError", "division by zero"), 7])
+    assert ok(check, raised) == ok(check, lambda a, b: a * b if a != 4 else a / 0)
+    assert "the results of 3 cases, got 2" in ok(check, E.CallResults([6, 20]))
+    with pytest.raises(E.NotAnswered):
+        check(E.CallResults([..., ..., ...]))
+
+
 # --- every notebook's exercises --------------------------------------------------------------
 
 def test_importing_the_exercises_stays_light():

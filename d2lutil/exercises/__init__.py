@@ -33,6 +33,14 @@ written out by :func:`plain_math` (``sum_i xi_i c_i(x)``), the backticks dropped
 LaTeX is the small subset that :func:`plain_math` knows; an exercise with any other
 command fails when it is created. ``check`` messages are plain text, printed as they are.
 Everything printed is wrapped to ``WIDTH`` = 79 characters, the notebooks' line length.
+
+For grading, each part carries points (``Exercise(..., points=...)``, 1 per part unless
+given) and :meth:`Exercise.check_part` checks one part quietly: it prints nothing and
+returns a :class:`PartResult` (correct or not, the part's message, the points earned). A
+function answer can be checked from its results alone: :class:`CallResults` holds what the
+student's function returned (or :class:`Raised`) for each of the checker's cases
+(``checker.cases()``), computed elsewhere, e.g. in the student's own kernel
+(``tools/grade.py``).
 """
 
 import math
@@ -46,6 +54,9 @@ import numpy as np
 __all__ = [
     "Exercise",
     "Verdict",
+    "PartResult",
+    "CallResults",
+    "Raised",
     "Message",
     "plain_math",
     "Wrong",
@@ -366,9 +377,12 @@ class Exercise:
     open_part : str, optional
         The open-ended part of an otherwise checked exercise ("why a test misses it"),
         named after a correct answer so the student compares it with the solution.
+    points : number or list of numbers, optional
+        What each part is worth when graded (:meth:`check_part`): one number for every
+        part, or one per part. Default 1 per part; an open-ended exercise has none.
     """
 
-    def __init__(self, number, parts, *, hints, solution, open_part=None):
+    def __init__(self, number, parts, *, hints, solution, open_part=None, points=None):
         if not isinstance(number, int) or number < 1:
             raise ValueError(f"number must be a positive int, got {number!r}")
         parts = list(parts)
@@ -389,6 +403,7 @@ class Exercise:
         self.hints = hints
         self._solution = solution
         self.open_part = open_part
+        self.points = _points_per_part(points, len(parts))
         self._next_hint = 1
 
     @property
@@ -399,6 +414,11 @@ class Exercise:
     def open_ended(self):
         """True when nothing of the exercise can be checked (no parts)."""
         return not self.parts
+
+    @property
+    def max_points(self):
+        """The points of all parts together (0 for an open-ended exercise)."""
+        return sum(self.points)
 
     def __repr__(self):
         kind = "open-ended" if self.open_ended else (
@@ -462,6 +482,28 @@ class Exercise:
                                 zip(self.parts, results, strict=True)]
         return False, "\n".join(lines) + "\n" + self._try_again().strip()
 
+    def check_part(self, index, answer):
+        """Check the answer to part ``index`` (from 0, in the order of ``parts``) quietly.
+
+        Prints nothing and never raises for any ``answer``; returns a :class:`PartResult`
+        whose message is the one ``check`` shows for that part ("correct", "not answered
+        yet", "not right yet: ...") and whose points are the part's points when correct,
+        else 0. A bad ``index`` is an IndexError that names it.
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or not (
+                0 <= index < len(self.parts)):
+            raise IndexError(f"index must be a part of exercise {self.number}, 0 to "
+                             f"{len(self.parts) - 1}, got {index!r}")
+        name, checker = self.parts[index]
+        try:
+            message = self._check_part(checker, answer)
+        except Exception as error:  # an answer whose own methods fail: a message, no raise
+            message = f"could not check this answer ({type(error).__name__}: {error})"
+        correct = message == "correct"
+        worth = self.points[index]
+        return PartResult(self.number, index, name, correct, message,
+                          worth if correct else 0, worth)
+
     def _try_again(self):
         return f" Try again, or {self.name}.hint() for a hint."
 
@@ -503,6 +545,63 @@ class Exercise:
     def solution(self):
         """Show the worked answer: Markdown with maths in Jupyter, plain text elsewhere."""
         _show(Message(f"Exercise {self.number}, solution:", self._solution))
+
+
+def _points_per_part(points, count):
+    """``points`` of ``Exercise`` as a list with one number per part."""
+    if points is None:
+        return [1] * count
+    each = list(points) if isinstance(points, (list, tuple)) else [points] * count
+    if len(each) != count or not all(
+            isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)) and p >= 0
+            and math.isfinite(p) for p in each):
+        raise ValueError(f"points must be a number >= 0 or a list of {count} such numbers "
+                         f"(one per part), got {points!r}")
+    return each
+
+
+class PartResult:
+    """The result of :meth:`Exercise.check_part`: one part of an exercise, graded.
+
+    ``exercise`` (its number), ``index`` (of the part, from 0), ``name`` (the part's),
+    ``correct``, ``message`` (as ``check`` says it for that part), ``points`` (earned) and
+    ``max_points`` (what the part is worth). Truthy exactly when correct.
+    """
+
+    __slots__ = ("exercise", "index", "name", "correct", "message", "points", "max_points")
+
+    def __init__(self, exercise, index, name, correct, message, points, max_points):
+        self.exercise, self.index, self.name = exercise, index, name
+        self.correct, self.message = bool(correct), message
+        self.points, self.max_points = points, max_points
+
+    def __bool__(self):
+        return self.correct
+
+    def __repr__(self):
+        return (f"<PartResult ex{self.exercise} part {self.index} ({self.name}): "
+                f"{self.points}/{self.max_points}, {self.message!r}>")
+
+
+class Raised:
+    """What a student's function raised for one case: the exception's type name and text."""
+
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name, text):
+        self.type_name, self.text = str(type_name), str(text)
+
+    def __repr__(self):
+        return f"Raised({self.type_name!r}, {self.text!r})"
+
+
+class CallResults(list):
+    """A function answer given by its results: one per case of the checker, in order.
+
+    Each item is what the student's function returned for that case, or a
+    :class:`Raised`. A :func:`function` checker given a ``CallResults`` judges these
+    results as if it had called the function itself, with the same messages.
+    """
 
 
 # --- reading answers --------------------------------------------------------------------------
@@ -766,18 +865,34 @@ def function(reference, cases, *, result_checker, describe=repr):
     a check runs). For each case, ``result_checker(reference(*case))`` checks the
     student's result; the message names the first case that fails (via ``describe``) and
     how many fail, never the right result.
+
+    The checker also takes a :class:`CallResults` instead of a function (the results of
+    calling it on the cases, computed elsewhere), and its ``cases()`` returns the list of
+    cases to call it on.
     """
+    def all_cases():
+        return list(cases() if callable(cases) else cases)
+
     def check(answer):
-        if not callable(answer):
+        given = isinstance(answer, CallResults)
+        if not given and not callable(answer):
             raise Wrong(f"expected a function, got {_kind(answer)}")
         failures = []
-        all_cases = cases() if callable(cases) else cases
-        for case in all_cases:
-            try:
-                result = answer(*case)
-            except Exception as error:
-                raise Wrong(f"your function raised {type(error).__name__} ({error}) for "
-                            f"{describe(case)}") from None
+        tried = all_cases()
+        if given and len(answer) != len(tried):
+            raise Wrong(f"expected the results of {len(tried)} cases, got {len(answer)}")
+        for i, case in enumerate(tried):
+            if given:
+                result = answer[i]
+                if isinstance(result, Raised):
+                    raise Wrong(f"your function raised {result.type_name} ({result.text}) "
+                                f"for {describe(case)}")
+            else:
+                try:
+                    result = answer(*case)
+                except Exception as error:
+                    raise Wrong(f"your function raised {type(error).__name__} ({error}) "
+                                f"for {describe(case)}") from None
             if _is_placeholder(result):
                 raise NotAnswered
             try:
@@ -787,6 +902,7 @@ def function(reference, cases, *, result_checker, describe=repr):
         if failures:
             case, why = failures[0]
             raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
-                        f"{len(all_cases)} cases tried")
+                        f"{len(tried)} cases tried")
 
+    check.cases = all_cases
     return check

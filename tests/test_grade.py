@@ -1,0 +1,407 @@
+"""tools/grade.py on a synthetic class (tests/synthetic_class.py).
+
+The whole matrix of submissions, from right to hostile, runs on notebook 04 (its
+exercises take a tensor, counts, a yes/no, an exception class and a function of a module);
+right, wrong and empty for every other notebook run only with ``GRADE_FULL_CLASS=1``
+(``make test-grade``), as they take about a minute more. Every kernel runs in the
+bubblewrap sandbox when ``bwrap`` is installed; the tests of the sandbox itself are
+skipped without it.
+"""
+
+import csv
+import json
+import os
+import shutil
+import socket
+import threading
+
+import pytest
+
+import grade
+import synthetic_class as sc
+
+CHAPTER = grade.load_chapter()
+MATRIX = "04"
+BWRAP = shutil.which("bwrap")
+needs_bwrap = pytest.mark.skipif(not BWRAP, reason="bubblewrap (bwrap) is not installed")
+LABELS = ["ex1.1", "ex1.2", "ex2.1", "ex2.2", "ex2.3", "ex3.1"]
+
+
+def options(out, **limits):
+    return grade.Options(out, jobs=2, isolation="bwrap" if BWRAP else "none", **limits)
+
+
+def grade_folder(folder, opts):
+    rows = grade.grade_class(folder, opts, CHAPTER, log=lambda line: None)
+    grade.write_csv(rows, opts.out)
+    grade.write_gradescope(rows, opts.out.parent / "gradescope")
+    return rows
+
+
+# --- the matrix on one notebook -----------------------------------------------------------------
+
+MEMORY_HOG = """\
+hog = []
+try:
+    for _ in range(80):  # 8 GiB at most, never touched: no real memory is used
+        hog.append(bytearray(100 * 2**20))
+finally:
+    got = len(hog)
+    del hog"""
+FORKS = """\
+import os
+import signal
+import time
+
+children = []
+for _ in range(200):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    children.append(pid)
+forked = len(children)
+os.kill(-1, signal.SIGKILL)  # every process it may signal but itself: its children here
+for pid in children:
+    os.waitpid(pid, 0)"""
+PATCHES = """\
+import json
+
+import d2lutil.exercises as exercises
+
+exercises.Exercise.check_part = lambda self, index, answer: True
+exercises.Exercise._check_part = staticmethod(lambda checker, answer: "correct")
+ex1.check = ex2.check = ex3.check = lambda *answers: True
+json.dump = lambda obj, file, **kw: file.write('{"score": 6, "status": "graded"}')"""
+ESCAPES = """\
+import glob
+import socket
+
+
+def can(action):
+    try:
+        action()
+        return True
+    except Exception:
+        return False
+
+
+read_sibling = (can(lambda: open(CLASS + "/correct.ipynb").read())
+                or can(lambda: open("../correct.ipynb").read())
+                or len(glob.glob("*.ipynb")) > 1)
+read_grades = can(lambda: open(GRADES).read())
+wrote = [p for p in MARKERS if can(lambda p=p: open(p, "w").write("escaped"))]
+connected = can(lambda: socket.create_connection(("127.0.0.1", PORT), timeout=2))
+num_nonzero = 15 if read_sibling else 0
+params_exist = connected
+num_params = 32800 if read_grades else 0
+error_raised = ValueError if wrote else KeyError"""
+
+
+def matrix_class(folder, grades, markers, port):
+    """Write the matrix's submissions into ``folder``; return {file: what it is}."""
+    names = grade.starter_names(grade.book.read(CHAPTER[MATRIX].path))
+    right, empty = sc.right(MATRIX, names), sc.empty(MATRIX)
+    escapes = ESCAPES.replace("CLASS", repr(str(folder))).replace("GRADES", repr(str(grades)))
+    escapes = escapes.replace("MARKERS", repr([str(m) for m in markers]))
+    renamed = right
+    for name in ("causal_valid_lens", "num_nonzero", "params_exist", "num_params",
+                 "error_raised", "empty_query_output"):
+        renamed = sc.replace_in_cells(renamed, name, "my_" + name)
+    notebooks = {
+        "correct": right,
+        "partly_wrong": sc.with_cells(right, ["num_params = 4 * 100 * 100"]),
+        "empty": empty,
+        "raising": sc.replace_in_cells(right, "def empty_query_output(",
+                                       "raise RuntimeError('not done')\n\n\n"
+                                       "def empty_query_output("),
+        "endless_loop": sc.with_cells(right, ["while True:\n    pass"], at=2),
+        "stubborn_loop": sc.with_cells(right, [
+            "import time\n\nwhile True:\n    try:\n        time.sleep(1000)\n"
+            "    except KeyboardInterrupt:\n        pass"], at=2),
+        "memory_hog": sc.with_cells(right, [MEMORY_HOG, "num_nonzero = num_nonzero if got "
+                                                        ">= 60 else 0"]),
+        "exits": sc.with_cells(right, ["import os\n\nos._exit(3)"], at=2),
+        "huge_output": sc.with_cells(right, ['for _ in range(500):\n    print("x" * 100_000)']),
+        "forks": sc.with_cells(right, [FORKS, "num_nonzero = num_nonzero if forked >= 100 "
+                                              "else 0"]),
+        "patches": sc.with_cells(empty, [PATCHES]),
+        "escapes": sc.with_cells(empty, [escapes.replace("PORT", str(port))]),
+        "wrong_notebook": sc.replace_in_cells(right, "d2lutil.exercises.nb04",
+                                              "d2lutil.exercises.nb05"),
+        "several_notebooks": sc.with_cells(right, ["from d2lutil.exercises.nb05 import ex1 "
+                                                   "as other"]),
+        "no_import": sc._code(["answer = 42"]),
+        "renamed": renamed,
+    }
+    for name, nb in notebooks.items():
+        sc.write(nb, folder / f"{name}.ipynb")
+    (folder / "malformed.ipynb").write_text('{"cells": [', encoding="utf-8")
+    (folder / "not_a_notebook.ipynb").write_text("[1, 2]", encoding="utf-8")
+    (folder / "zero_bytes.ipynb").write_bytes(b"")
+    (folder / "notes.txt").write_text("not a submission")
+    (folder / "sub").mkdir()
+    sc.write(right, folder / "sub" / "in_a_subfolder.ipynb")
+    return sorted([*notebooks, "malformed", "not_a_notebook", "zero_bytes"])
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory):
+    root = tmp_path_factory.mktemp("matrix")
+    folder, out = root / "class", root / "grades" / "grades.csv"
+    folder.mkdir()
+    out.parent.mkdir()
+    out.write_text("the grades file before grading\n")
+    markers = [folder / "marker.txt", out.parent / "marker.txt", root / "marker.txt"]
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(60)
+    accepted = []
+    thread = threading.Thread(target=lambda: accepted.append(_accept(server)), daemon=True)
+    thread.start()
+    submissions = matrix_class(folder, out, markers, server.getsockname()[1])
+    opts = options(out, cell_timeout=15, timeout=60, memory_mb=1536, processes=64)
+    rows = grade_folder(folder, opts)
+    server.close()
+    return {"rows": {r["file"]: r for r in rows}, "list": rows, "out": out,
+            "submissions": submissions, "markers": markers, "accepted": accepted,
+            "opts": opts}
+
+
+def _accept(server):
+    try:
+        return server.accept()[0] is not None
+    except OSError:
+        return False
+
+
+def points(row):
+    return [row["parts"][label][0] for label in LABELS]
+
+
+def messages(row):
+    return [row["parts"][label][1] for label in LABELS]
+
+
+def test_every_submission_has_exactly_one_row(matrix):
+    files = [r["file"] for r in matrix["list"]]
+    assert files == [f"{name}.ipynb" for name in matrix["submissions"]]
+    with open(matrix["out"], newline="", encoding="utf-8") as file:
+        table = list(csv.DictReader(file))
+    assert [r["file"] for r in table] == files
+    assert table[0]["ex1.1 message"] and "note" in table[0]
+
+
+def test_right_partly_wrong_and_empty(matrix):
+    rows = matrix["rows"]
+    correct = rows["correct.ipynb"]
+    assert correct["status"] == "graded" and correct["note"] == ""
+    assert points(correct) == [1] * 6 and set(messages(correct)) == {"correct"}
+    assert correct["total"] == correct["max_total"] == 6
+    assert correct["notebook"] == "04_self_and_cross_attention.ipynb"
+    partly = rows["partly_wrong.ipynb"]
+    assert points(partly) == [1, 1, 1, 0, 1, 1] and partly["total"] == 5
+    assert messages(partly)[3].startswith("not right yet: ")
+    empty = rows["empty.ipynb"]
+    assert empty["status"] == "graded" and empty["total"] == 0
+    assert set(messages(empty)) == {"not answered yet"}
+
+
+def test_a_raising_cell_costs_only_its_own_answers(matrix):
+    row = matrix["rows"]["raising.ipynb"]
+    assert row["status"] == "graded" and points(row) == [1, 1, 1, 1, 1, 0]
+    assert messages(row)[5] == "not answered: the notebook has no variable empty_query_output"
+    assert "raised RuntimeError: not done" in row["note"]
+
+
+def test_time_limits_interrupt_a_cell_or_stop_the_submission(matrix):
+    rows = matrix["rows"]
+    loop = rows["endless_loop.ipynb"]
+    assert loop["status"] == "cell time limit" and loop["total"] == 6
+    assert "cell 2 reached the 15 s limit of a cell and was interrupted" in loop["note"]
+    stubborn = rows["stubborn_loop.ipynb"]
+    assert stubborn["status"] == "time limit" and stubborn["total"] == 0
+    assert stubborn["note"].startswith("stopped at the 60 s limit")
+    assert 60 <= stubborn["seconds"] < 75
+
+
+def test_memory_hog_gets_the_memory_limit(matrix):
+    row = matrix["rows"]["memory_hog.ipynb"]
+    assert row["status"] == "memory limit"
+    assert points(row) == [1, 0, 1, 1, 1, 1]  # it got less than 6 GiB of its 8
+    assert "out of memory (limit 1536 MiB)" in row["note"]
+
+
+def test_a_dying_kernel_and_a_huge_output(matrix):
+    rows = matrix["rows"]
+    exits = rows["exits.ipynb"]
+    assert exits["status"] == "kernel died" and exits["total"] == 0
+    assert exits["note"].startswith("the kernel died in cell 2")
+    assert set(messages(exits)) == {"not graded (the kernel died)"}
+    huge = rows["huge_output.ipynb"]
+    assert huge["status"] == "graded" and huge["total"] == 6
+    assert matrix["out"].stat().st_size < 50_000
+
+
+@needs_bwrap
+def test_fork_attempt_and_kill_all_stay_inside_the_submission(matrix):
+    forks = matrix["rows"]["forks.ipynb"]
+    if os.geteuid() == 0:  # its kernel runs as a user of its own: it cannot kill the runner
+        assert forks["status"] == "graded" and forks["note"] == ""
+        assert points(forks) == [1, 0, 1, 1, 1, 1]  # fewer than 100 processes
+    else:
+        assert forks["status"] in ("graded", "crashed")
+    graded = [r for r in matrix["list"] if r["status"] != "not graded"]
+    assert len(graded) == 14  # every other submission was graded all the same
+
+
+def test_patching_checkers_exercise_or_json_raises_no_score(matrix):
+    row = matrix["rows"]["patches.ipynb"]
+    assert row["total"] == 0 and row["status"] == "graded"
+    assert all(m.startswith("not answered: the notebook has no variable") for m in
+               messages(row))
+
+
+@needs_bwrap
+def test_no_sibling_no_grades_no_writes_no_network(matrix):
+    exercise1, exercise2 = CHAPTER[MATRIX].exercises[:2]
+    for exercise, index, escaped in ((exercise1, 1, 15), (exercise2, 0, True),
+                                     (exercise2, 1, 32800), (exercise2, 2, ValueError)):
+        assert exercise.check_part(index, escaped)  # what an escape would have answered
+    row = matrix["rows"]["escapes.ipynb"]
+    assert row["total"] == 0
+    assert all(m.startswith("not right yet") for m in messages(row)[1:5])
+    assert not any(m.exists() for m in matrix["markers"])
+    assert matrix["accepted"] in ([], [False])
+    assert "the grades file before grading" not in matrix["out"].read_text()
+
+
+def test_wrong_notebook_renamed_answers_and_files_that_are_no_notebooks(matrix):
+    rows = matrix["rows"]
+    other = rows["wrong_notebook.ipynb"]
+    assert other["notebook"] == "05_alignment_heatmap.ipynb" and other["total"] == 0
+    assert other["max_total"] == CHAPTER["05"].max_points
+    assert "no variable copy_weight" in other["parts"]["ex1.1"][1]
+    renamed = rows["renamed.ipynb"]
+    assert renamed["total"] == 0 and all("no variable" in m for m in messages(renamed))
+    notes = {name: rows[f"{name}.ipynb"]["note"] for name in (
+        "several_notebooks", "no_import", "malformed", "not_a_notebook", "zero_bytes")}
+    assert notes["several_notebooks"] == ("it imports the exercises of several notebooks "
+                                          "(04, 05)")
+    assert notes["no_import"].startswith("no exercise import")
+    assert notes["malformed"].startswith("not a readable notebook (NotJSONError")
+    assert notes["not_a_notebook"].startswith("not a readable notebook")
+    assert notes["zero_bytes"] == "an empty file (0 bytes)"
+    for name in notes:
+        row = rows[f"{name}.ipynb"]
+        assert row["status"] == "not graded" and row["parts"] == {} and row["total"] == 0
+
+
+def test_gradescope_results_have_the_documented_fields(matrix):
+    folder = matrix["out"].parent / "gradescope"
+    assert sorted(p.stem for p in folder.glob("*.json")) == matrix["submissions"]
+    for name in matrix["submissions"]:
+        results = json.loads((folder / f"{name}.json").read_text())
+        row = matrix["rows"][f"{name}.ipynb"]
+        assert results["score"] == row["total"] and isinstance(results["output"], str)
+        assert len(results["tests"]) == len(row["parts"])
+        for test, (label, (got, message, worth, _)) in zip(
+                results["tests"], row["parts"].items(), strict=True):
+            assert {"name", "score", "max_score", "output"} <= set(test)
+            assert (test["score"], test["max_score"], test["output"]) == (got, worth, message)
+            assert test["number"] == label
+    correct = json.loads((folder / "correct.json").read_text())
+    assert correct["tests"][0]["name"] == "Exercise 1, causal valid_lens"
+
+
+# --- every other notebook: right, wrong, empty -----------------------------------------------
+
+@pytest.mark.skipif(os.environ.get("GRADE_FULL_CLASS") != "1",
+                    reason="the full class takes a minute: make test-grade")
+def test_every_notebook_right_wrong_and_empty(tmp_path):
+    folder, out = tmp_path / "class", tmp_path / "grades.csv"
+    folder.mkdir()
+    others = [n for n in CHAPTER if n != MATRIX]
+    for number in others:
+        names = grade.starter_names(grade.book.read(CHAPTER[number].path))
+        sc.write(sc.right(number, names), folder / f"{number}_right.ipynb")
+        sc.write(sc.wrong(number), folder / f"{number}_wrong.ipynb")
+        sc.write(sc.empty(number), folder / f"{number}_empty.ipynb")
+    rows = {r["file"]: r for r in grade_folder(folder, options(out, cell_timeout=60,
+                                                                      timeout=180))}
+    assert len(rows) == 3 * len(others)
+    for number in others:
+        notebook = CHAPTER[number]
+        right, wrong, empty = (rows[f"{number}_{kind}.ipynb"]
+                               for kind in ("right", "wrong", "empty"))
+        assert {right["notebook"], wrong["notebook"], empty["notebook"]} == {
+            notebook.path.name}
+        assert right["status"] == wrong["status"] == empty["status"] == "graded", (
+            number, right["note"], wrong["note"], empty["note"])
+        assert right["total"] == notebook.max_points, (number, right["parts"])
+        assert wrong["total"] == 0 and empty["total"] == 0
+        assert all(m.startswith("not right yet") for _, m, _, _ in wrong["parts"].values())
+        assert all(m == "not answered yet" for _, m, _, _ in empty["parts"].values())
+
+
+# --- without kernels: arguments, matching, decoding ---------------------------------------------
+
+def test_starter_names_come_from_the_chapter_notebook():
+    notebook = CHAPTER[MATRIX]
+    assert notebook.names == ["causal_valid_lens", "num_nonzero", "params_exist",
+                              "num_params", "error_raised", "empty_query_output"]
+    assert notebook.functions == {"empty_query_output": ("d2lutil.exercises.nb04", "ex3", 0)}
+    assert sum(len(n.functions) for n in CHAPTER.values()) == 4
+    assert all(len(n.parts) == sum(len(e.parts) for e in n.exercises)
+               for n in CHAPTER.values())
+
+
+def test_bad_arguments_name_the_argument(tmp_path, capsys):
+    (tmp_path / "class").mkdir()
+    cases = [
+        ([str(tmp_path / "missing")], "SUBMISSIONS must be a folder"),
+        ([str(tmp_path / "class"), "--out", str(tmp_path / "class" / "g.csv")],
+         "--out (OUT) must be outside SUBMISSIONS"),
+        ([str(tmp_path / "class"), "--out", str(tmp_path / "g.txt")], "must name a .csv"),
+        ([str(tmp_path / "class"), "--jobs", "0"], "--jobs must be positive"),
+        ([str(tmp_path / "class"), "--memory-mb", "512"], "--memory-mb must be at least"),
+    ]
+    for argv, message in cases:
+        assert grade.main(argv) == 2
+        assert message in capsys.readouterr().err
+
+
+def test_without_bubblewrap_it_says_grading_is_not_isolated(tmp_path, capsys):
+    (tmp_path / "class").mkdir()
+    assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv"),
+                       "--isolation", "none"]) == 0
+    assert "grading is NOT isolated" in capsys.readouterr().err
+    assert (tmp_path / "g.csv").read_text().startswith("file,notebook,status")
+
+
+def test_decode_rebuilds_the_answers_the_checkers_know():
+    import numpy as np
+    import torch
+
+    from d2lutil.exercises import CallResults, Raised
+
+    assert grade.decode({"$": "ellipsis"}) is Ellipsis
+    assert grade.decode({"$": "tuple", "items": [1, [2.5]]}) == (1, [2.5])
+    assert grade.decode({"$": "dict", "items": [[1, 0.5]]}) == {1: 0.5}
+    array = grade.decode({"$": "ndarray", "dtype": "int64", "shape": [2], "data": [1, 2]})
+    assert array.dtype == np.int64 and array.tolist() == [1, 2]
+    tensor = grade.decode({"$": "tensor", "dtype": "bool", "shape": [], "data": True})
+    assert tensor.dtype == torch.bool and tensor.ndim == 0
+    assert grade.decode({"$": "exception_class", "name": "ValueError"}) is ValueError
+    made = grade.decode({"$": "exception_class", "name": "MyError"})
+    assert issubclass(made, Exception) and made.__name__ == "MyError"
+    results = grade.decode({"$": "results", "items": [1, {"$": "raised", "type": "KeyError",
+                                                          "text": "'x'"}]})
+    assert isinstance(results, CallResults) and isinstance(results[1], Raised)
+    for bad in ({"$": "ndarray", "dtype": "object", "shape": [], "data": 1},
+                {"$": "tensor", "dtype": "nonsense", "shape": [], "data": 1},
+                {"$": "too_large", "size": 10**9}, {"$": "unknown"}):
+        with pytest.raises(grade.AnswerError):
+            grade.decode(bad)
