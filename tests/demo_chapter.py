@@ -6,8 +6,9 @@ The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps,
 Recap, Exercises, References), hold formulas inline and displayed, one PNG figure each
 (with alt text), a widget and a cell that prints in several chunks, and prose numbers that
 their outputs print. They import neither torch nor d2lutil, so a kernel runs them in a
-moment. They are not executed or stamped here: tests/conftest.py runs
-``tools/colab.py stamp`` and ``tools/chapter.py execute``.
+moment. Beside them, ``benchmarks/report.py`` holds their time budgets (the teaching plan's
+seconds to run, tools/plan.py), as the chapter's does. They are not executed or stamped
+here: tests/conftest.py runs ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
 """
 
 import pathlib
@@ -26,6 +27,12 @@ Repository = "https://github.com/example-owner/example-chapter"
 
 [tool.chapter]
 branch = "teaching"
+"""
+
+# The demo's time budgets, in the form of the chapter's benchmarks/report.py.
+BUDGETS = """\
+#: Seconds each demo notebook may take, by its number.
+NOTEBOOK_BUDGET_S = {"01": 3, "02": 4.5}
 """
 
 FIGURE = """\
@@ -114,6 +121,8 @@ def write_demo(root):
     root = pathlib.Path(root)
     (root / "notebooks" / "solutions").mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
+    (root / "benchmarks").mkdir(exist_ok=True)
+    (root / "benchmarks" / "report.py").write_text(BUDGETS, encoding="utf-8")
     paths = {
         root / "notebooks" / "01_scaling.ipynb": chapter_one(),
         root / "notebooks" / "02_heads.ipynb": chapter_two(),

@@ -46,6 +46,7 @@ import pytest
 import book
 import chapter
 import colab
+import plan
 
 ROOT = book.ROOT
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -159,7 +160,8 @@ def html_of(rel):
 
 def pages(site):
     out, chapter_rels, solution_rels = site
-    return [out / "index.html"] + [out / html_of(rel) for rel in chapter_rels + solution_rels]
+    return ([out / "index.html"] + [out / html_of(rel) for rel in chapter_rels + solution_rels]
+            + [out / f"{plan.PAGE}.html"])
 
 
 def local_target(url):
@@ -304,6 +306,35 @@ def test_every_page(site, tab, kind):
                 f"{where}: no link to its slides"
         problems += accessibility_problems(tab.page, where, everything=rel == chapter_rels[0])
     assert not problems, "\n".join(problems)
+
+
+def test_teaching_plan_page(site, tab):
+    """The teaching plan (tools/plan.py): in the sidebar, a row and a section per notebook
+    linking its page, every local link resolving, headings in order, accessible."""
+    out, chapter_rels, solution_rels = site
+    page = out / f"{plan.PAGE}.html"
+    state = state_of(tab, page)
+    screenshot(tab.page, out.parent / "screenshot-teaching-plan.png")
+    assert [(g, local_target(h)) for g, _, h in state["sidebar"] if g == "Teaching"] == [
+        ("Teaching", page)], state["sidebar"]
+    rows = tab.page.eval_on_selector_all(
+        "article tbody tr", "rs => rs.map(r => r.querySelector('a')?.href || r.innerText)")
+    assert [local_target(h) for h in rows[:-1]] == [out / html_of(r) for r in chapter_rels]
+    assert rows[-1].startswith(f"All {len(chapter_rels)} notebooks"), rows[-1]
+    titles = [book.title_of(book.read(ROOT / rel)) for rel in chapter_rels]
+    straight = str.maketrans("“”‘’", "\"\"''")  # Sphinx's smart quotes
+    assert [h.translate(straight) for level, h in state["headings"] if level == 2] == [
+        "Grading the homework", *titles]
+    levels = [level for level, _ in state["headings"]]
+    assert levels[:1] == [1] and all(b <= a + 1 for a, b in itertools.pairwise(levels))
+    targets = {local_target(h) for _, h in state["links"]}
+    assert {out / html_of(r) for r in chapter_rels + solution_rels} <= targets
+    for text, href in state["links"]:
+        target = local_target(href)
+        assert target is None or target.exists(), f"link {text!r} to {href}"
+    assert "make grade SUBMISSIONS=DIR" in state["text"]
+    assert state["typeset"] == state["math"] and state["rawMath"] == [], state["rawMath"]
+    assert accessibility_problems(tab.page, page.name) == []
 
 
 def test_pages_link_each_other_not_colab(site, tab):

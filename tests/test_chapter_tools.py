@@ -9,6 +9,7 @@ widgets with a note; tests/test_browser.py checks the built site itself.
 """
 
 import copy
+import math
 
 import nbformat
 import pytest
@@ -18,6 +19,7 @@ import book
 import chapter
 import colab
 import hygiene
+import plan
 
 NAME = "notebooks/01_scaling.ipynb"
 PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
@@ -385,3 +387,109 @@ def test_build_refuses_a_repository_without_notebooks(tmp_path, capsys):
         "[project.urls]\nRepository = 'https://github.com/o/r'\n[tool.chapter]\nbranch = 'main'\n")
     assert chapter.cmd_build(tmp_path / "out", root=tmp_path) == 1
     assert "no notebooks under" in capsys.readouterr().err
+
+
+# --- the teaching plan page (tools/plan.py) -------------------------------------------------
+
+def demo_exercises(module):
+    """Stand-ins for an exercise module: a checked exercise of 2 + 0.5 points, an open one."""
+    from d2lutil.exercises import Exercise, integer
+
+    assert module == "d2lutil.exercises.nb01", module
+    return [Exercise(2, [], hints=["Think."], solution="Because."),
+            Exercise(1, [("factor", integer(4)), ("its square", integer(16))],
+                     hints=["Divide."], solution="4 and 16.", points=[2, 0.5])]
+
+
+def with_exercise_import(root, rel=NAME, module="nb01"):
+    """The demo notebook ``rel`` with an exercise-import cell before its Exercises."""
+    path = root / rel
+    nb = book.read(path)
+    at = next(i for i, c in enumerate(nb.cells) if "## Exercises" in c.source) + 1
+    nb.cells.insert(at, new_code_cell(f"from d2lutil.exercises.{module} import ex1, ex2"))
+    nbformat.write(nb, path)
+
+
+def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
+    with_exercise_import(executed_demo)
+    facts = plan.chapter_facts(executed_demo, exercises_of=demo_exercises)
+    assert [f.rel for f in facts] == [book.relpath_of(p, executed_demo)
+                                      for p in book.chapter_notebooks(executed_demo)]
+    one, two = facts
+    # Seconds to run: the demo's benchmarks/report.py (tests/demo_chapter.py).
+    assert (one.run_s, two.run_s) == (3, 4.5)
+    # Points: the sum of the exercises' max_points; an open-ended exercise carries none.
+    assert [(e.number, e.checked, e.points) for e in one.exercises] == [(1, 2, 2.5), (2, 0, 0)]
+    assert one.points == sum(e.max_points for e in demo_exercises("d2lutil.exercises.nb01"))
+    assert one.exercises[0].statement == "Compute the factor for $d = 16$."
+    # Without an exercise import the notebook's numbered exercises are open-ended.
+    assert [(e.number, e.checked, e.points) for e in two.exercises] == [(1, 0, 0), (2, 0, 0)]
+    # Live: the figure of notebook 1; the figure and the widget of notebook 2, by their
+    # execution counts and sections.
+    assert [(c.section, c.shows) for c in one.live] == [("Why scale", "a figure")]
+    assert [c.shows for c in two.live] == ["a figure", "a widget"]
+    nb = book.read(executed_demo / "notebooks/02_heads.ipynb")
+    counts = [c.execution_count for c in nb.cells
+              if c.cell_type == "code" and (book.has_figure(c) or book.is_ignored(c))]
+    assert [c.count for c in two.live] == counts
+    assert two.live[1].code == "import ipywidgets"
+    # Read: the prose words at WORDS_PER_MINUTE, rounded up.
+    assert one.read_min == math.ceil(one.words / plan.WORDS_PER_MINUTE) >= 1
+    assert one.solutions == "notebooks/solutions/01_solutions.ipynb" and two.solutions is None
+
+    page = plan.render(facts, PUB)
+    rows = [line for line in page.splitlines() if line.startswith("| [")]
+    assert len(rows) == 2
+    for fact, row in zip(facts, rows, strict=True):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells == [f"[{fact.title}]({fact.rel})", str(fact.read_min), f"{fact.run_s:g}",
+                         str(len(fact.live)), str(len(fact.exercises)), f"{fact.points:g}"]
+        assert f"\n## {fact.title}\n" in page
+    assert "| All 2 notebooks | " in page and page.count("make grade SUBMISSIONS=DIR") == 1
+    assert f"{PUB.repository}/blob/{PUB.branch}/README.md#grading-a-class" in page
+    assert "- Exercise 1, homework, 2.5 points (2 checked answers): Compute the factor" in page
+    assert "- Exercise 2, open-ended, no points: Why must $h$ divide $d$?" in page
+    assert f"{plan.WORDS_PER_MINUTE} words a minute" in page
+    assert "teaching_plan" in chapter.index_md({}, [], {})
+
+
+def test_teaching_plan_points_are_the_exercise_modules(executed_demo):
+    """The module named by the import cell, as the grader finds it, gives the points."""
+    from d2lutil.exercises import nb03
+
+    with_exercise_import(executed_demo, module="nb03")
+    one = plan.chapter_facts(executed_demo)[0]
+    assert one.points == sum(getattr(nb03, name).max_points for name in nb03.__all__)
+    assert [e.number for e in one.exercises] == [1, 2, 3]  # ex3: in the module, not the prose
+
+
+@pytest.mark.parametrize("budgets, says", [
+    ('NOTEBOOK_BUDGET_S = {"01": 3}\n', 'notebooks/02_heads.ipynb has no time budget: add "02"'),
+    ("NOTEBOOK_BUDGET_S = dict(a=1)\n", "must be a literal dict"),
+    ("OTHER = 1\n", "defines no NOTEBOOK_BUDGET_S"),
+    (None, "benchmarks/report.py is missing")])
+def test_teaching_plan_reports_a_missing_budget(demo, capsys, budgets, says):
+    report = demo / "benchmarks" / "report.py"
+    if budgets is None:
+        report.unlink()
+    else:
+        report.write_text(budgets, encoding="utf-8")
+    # Before any notebook runs: the plan is read from the stored notebooks first.
+    assert chapter.cmd_build(demo / "out", root=demo) == 1
+    err = capsys.readouterr().err
+    assert says in err and err.startswith("the teaching plan: "), err
+    assert not (demo / "out").exists()
+
+
+@pytest.mark.parametrize("text, words", [
+    ("Two words", 2), ("A $x_1 + y$ and $$\\sum_i w_i$$ here", 5),
+    ("[a link](https://example.com/x-y) <b>bold</b> it's 0.125", 5), ("## Recap\n\n- one", 2)])
+def test_teaching_plan_counts_words(text, words):
+    assert plan.count_words(text) == words
+
+
+def test_teaching_plan_leads_end_outside_code_and_maths():
+    assert plan.lead("Call `x.y()`. Then more.", 3) == "Call `x.y()`."
+    assert plan.lead("Take $1.5 d$ heads. Then.", 3) == "Take $1.5 d$ heads."
+    assert plan.lead("Short. Long enough now. Rest.", 20) == "Short. Long enough now."
+    assert plan.lead("No end", 3) == "No end"

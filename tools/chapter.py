@@ -14,11 +14,13 @@ leave no diff.
 
 ``build`` never touches the tracked notebooks. It executes each chapter and solutions
 notebook once into a fresh Sphinx source folder (``--no-execute`` copies the stored outputs
-instead), adapts the copies to the web (below), and builds them with myst-nb and
-sphinx-book-theme using site/conf.py, which never executes anything. Then nbconvert makes a
-reveal.js deck of each chapter notebook into ``OUT/slides/``. The site and the slides work
-offline from ``file://``: MathJax (3 for the site, 2 for nbconvert's slides), reveal.js,
-require.js and jQuery come from node_modules/ (``npm ci``, package.json).
+instead), adapts the copies to the web (below), writes the teaching plan page (tools/plan.py:
+from the stored notebooks, their exercises and their time budgets), and builds them with
+myst-nb and sphinx-book-theme using site/conf.py, which never executes anything. Then
+nbconvert makes a reveal.js deck of each chapter notebook into ``OUT/slides/``. The site and
+the slides work offline from ``file://``: MathJax (3 for the site, 2 for nbconvert's
+slides), reveal.js, require.js and jQuery come from node_modules/ (``npm ci``,
+package.json).
 
 What a copy gets for the web: the Colab setup cell is removed (it does nothing there); the
 Colab badge shows a local image; the navigation cell's links to sibling notebooks point at
@@ -50,6 +52,7 @@ from nbconvert import SlidesExporter
 
 import book
 import colab
+import plan
 
 TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 ROOT = book.ROOT
@@ -308,10 +311,11 @@ def copy_assets(spec, dest):
 
 
 def index_md(chapter, solutions, decks):
-    """The site's front page: the chapter and solutions as tables of contents, the slides."""
+    """The site's front page: the chapter, the solutions and the teaching plan as tables of
+    contents, the slides."""
     def toctree(caption, docs):
         return (f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n"
-                + "\n".join(d[: -len(".ipynb")] for d in docs) + "\n```\n")
+                + "\n".join(d.removesuffix(".ipynb") for d in docs) + "\n```\n")
 
     slides = "\n".join(
         f'<li><a href="slides/{decks[rel]}">{html.escape(title)}</a></li>'
@@ -320,6 +324,7 @@ def index_md(chapter, solutions, decks):
             "Read the chapter here, run any notebook in Colab with the rocket button at the "
             "top of its page, or download it and run it in Jupyter.\n\n"
             f"{toctree('Chapter', chapter)}\n{toctree('Solutions', solutions)}\n"
+            f"{toctree('Teaching', [plan.PAGE])}\n"
             f"## Slides\n\nA reveal.js deck for each notebook:\n\n<ul>\n{slides}\n</ul>\n")
 
 
@@ -354,6 +359,11 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
     if not chapter:
         print(f"no notebooks under {root / book.CHAPTER_DIR}", file=sys.stderr)
         return 1
+    try:  # from the stored notebooks, before anything runs: a missing fact fails at once
+        facts = plan.chapter_facts(root)
+    except plan.PlanError as e:
+        print(f"the teaching plan: {e}", file=sys.stderr)
+        return 1
     decks = {rel: pathlib.Path(rel).stem + ".html" for rel in chapter}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chapter-site-") as tmp:
@@ -378,6 +388,7 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
         (src / "index.md").write_text(index_md(titles, list(solutions), decks), encoding="utf-8")
+        plan.write_page(src, facts, pub)
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
             write_slides(notebooks[rel], pub, rel, decks, html)
