@@ -11,9 +11,14 @@ import statistics
 import decode
 from mha_impls import IMPLS, REFERENCE
 
-#: Issue 7's per-notebook budget under nbval, seconds, by the notebook's number.
-NOTEBOOK_BUDGET_S = {"01": 9, "02": 18, "03": 15, "04": 8, "05": 8, "06": 12, "07": 16,
-                     "08": 45}
+#: Issue 23's per-notebook budget, seconds, by the notebook's number: the *total* of
+#: ``benchmarks/notebook_times.py`` (fresh kernel: start, imports, own work) under the AVX2
+#: emulation of a student's laptop, ``ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2``,
+#: on a quiet 2-core machine; 100 s for the chapter (01-08) in all. Notebook 8 trains a
+#: translator, hence its larger budget.
+NOTEBOOK_BUDGET_S = {"01": 15, "02": 15, "03": 15, "04": 15, "05": 15, "06": 15, "07": 15,
+                     "08": 25}
+CHAPTER_BUDGET_S = 100
 HEADLINE_SHAPE = [32, 128, 256, 8]
 SPEED_TARGET, MEMORY_TARGET = 1.05, 1.1
 #: The implementations of the paired headline comparison.
@@ -103,7 +108,7 @@ def memory_table(memory):
 def notebook_table(notebooks):
     lines = [
         "| notebook | kernel start, s | imports, s | own work, s | total, s | "
-        "nbval budget, s | slowest cells (index: s) |",
+        "budget (AVX2 emulation), s | slowest cells (index: s) |",
         "|---|---|---|---|---|---|---|",
     ]
     for nb in notebooks:
@@ -115,6 +120,10 @@ def notebook_table(notebooks):
         lines.append(
             f"| {nb['notebook']} | {nb['kernel_start_s']:.1f} | {nb['imports_s']:.1f} | "
             f"{nb['work_s']:.1f} | {nb['total_s']:.1f} | {budget} | {slow} |")
+    timed = [nb for nb in notebooks if "error" not in nb]
+    if timed and len(timed) == len(notebooks):
+        total = sum(nb["total_s"] for nb in timed)
+        lines.append(f"| all | | | | {total:.1f} | {CHAPTER_BUDGET_S} | |")
     return "\n".join(lines)
 
 

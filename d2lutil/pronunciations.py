@@ -221,11 +221,12 @@ def encode_words(words, letters):
 
 
 def _pad(sequences, pad):
-    valid_lens = torch.tensor([len(s) for s in sequences])
-    ids = torch.full((len(sequences), int(valid_lens.max())), pad, dtype=torch.long)
-    for i, s in enumerate(sequences):
-        ids[i, :len(s)] = torch.tensor(s, dtype=torch.long)
-    return ids, valid_lens
+    # Padded as Python lists, then one tensor: a training step pads two batches, and
+    # one small tensor per sequence cost more than the model's forward pass.
+    lengths = [len(s) for s in sequences]
+    longest = max(lengths)
+    ids = torch.tensor([[*s, *[pad] * (longest - len(s))] for s in sequences], dtype=torch.long)
+    return ids, torch.tensor(lengths)
 
 
 def edit_distance(predicted, reference):
