@@ -25,8 +25,6 @@ CHAPTER_SCREENSHOTS=DIR to also copy them there). Without Chromium (Debian: apt-
 chromium) the test is skipped locally; with the environment variable CI set, it fails.
 """
 
-import contextlib
-import io
 import itertools
 import os
 import pathlib
@@ -44,9 +42,9 @@ import nbformat
 import pytest
 
 import book
-import chapter
 import colab
 import plan
+from browsing import skip_or_fail
 
 ROOT = book.ROOT
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -55,50 +53,8 @@ AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
 
 
-def find_chromium():
-    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def skip_or_fail(message):
-    if os.environ.get("CI"):
-        pytest.fail(message + ", and CI is set, so the browser test must run here")
-    pytest.skip(message)
-
-
-@pytest.fixture(scope="session")
-def browser():
-    path = find_chromium()
-    if path is None:
-        skip_or_fail("chromium is not installed")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        skip_or_fail("playwright is not installed (pip install -r requirements.txt)")
-    with sync_playwright() as p:
-        # --host-resolver-rules: no host name resolves, so nothing outside the site can load;
-        # except 127.0.0.1, where the JupyterLab tests below start their own server.
-        b = p.chromium.launch(executable_path=path, args=[
-            "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
-        yield b
-        b.close()
-
-
-@pytest.fixture(scope="session")
-def site(browser, tmp_path_factory):
-    """(built site folder, chapter relpaths, solutions relpaths), built once (and not at all
-    when the test is skipped for want of a browser)."""
-    out = tmp_path_factory.mktemp("chapter") / "site"
-    chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
-    solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
-    with contextlib.redirect_stdout(io.StringIO()) as printed:
-        status = chapter.cmd_build(out, execute_notebooks=False)
-    assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
-    print(f"\nbuilt site and screenshots in {out}")
-    return out, chapter_rels, solution_rels
+# The fixtures `browser` (headless Chromium, the network unreachable) and `site` (the built
+# site) are in tests/browsing.py, shared with tests/test_browser_slides.py.
 
 
 class Tab:
@@ -559,60 +515,6 @@ SLIDE_FIT = """() => {
   return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping, untypeset,
           title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
 }"""
-
-
-def test_every_slide_fits_a_1280x800_screen(site, browser):
-    """Each slide of each deck, at 1280x800: nothing lies outside the screen (a slide taller
-    than the deck is shrunk, to at most chapter.SLIDE_MIN_ZOOM, and then it must fit), no
-    code or output scrolls sideways, and outputs never wrap (a printed table keeps its
-    columns; a line too long for the slide would scroll, and fail). The slide types that
-    split a notebook into slides come from tools/colab.py stamp."""
-    out, chapter_rels, _ = site
-    context = browser.new_context(offline=True, viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("requestfailed", lambda r: r.failure != "net::ERR_FILE_NOT_FOUND" or errors.append(
-        f"missing file: {r.url}"))
-    problems, shrunk, count = [], [], 0
-    try:
-        for rel in chapter_rels:
-            deck = out / "slides" / pathlib.Path(html_of(rel)).name
-            page.goto(deck.as_uri())
-            page.wait_for_function("window.Reveal && Reveal.isReady() && window.MathJax && "
-                                   "MathJax.Hub && MathJax.Hub.queue.pending === 0",
-                                   timeout=WAIT_MS)
-            page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
-            for h, v in page.evaluate(SLIDE_INDICES):
-                page.evaluate(GO_TO_SLIDE, [h, v])
-                page.wait_for_function(SLIDE_SETTLED, timeout=WAIT_MS)
-                fit = page.evaluate(SLIDE_FIT)
-                count += 1
-                where = f"{deck.name}#/{h}/{v} ({fit['title']!r})"
-                if fit["outside"]:
-                    problems.append(f"{where}: cut off (zoom {fit['zoom']}): {fit['outside'][:3]}")
-                if fit["sideways"]:
-                    problems.append(f"{where}: scrolls sideways: {fit['sideways'][:3]}")
-                if fit["untypeset"]:
-                    problems.append(f"{where}: {fit['untypeset']} formulas not typeset")
-                if fit["wrapping"]:
-                    problems.append(f"{where}: code or output wraps ({fit['wrapping'][:1]})")
-                if fit["zoom"] < 1:
-                    shrunk.append((fit["zoom"], deck, h, v))
-                if rel == chapter_rels[0] and (h, v) in {(0, 0), (2, 0)}:
-                    screenshot(page, out.parent / f"screenshot-slide-{deck.stem}-{h}-{v}.png")
-        if shrunk:  # the slide shown smallest
-            zoom, deck, h, v = min(shrunk, key=lambda x: x[0])
-            page.goto(deck.as_uri() + f"#/{h}/{v}")
-            page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=WAIT_MS)
-            page.wait_for_function(SLIDE_SETTLED, timeout=WAIT_MS)
-            screenshot(page, out.parent / "screenshot-slide-smallest.png")
-    finally:
-        context.close()
-    assert count > 5 * len(chapter_rels), f"only {count} slides seen"
-    assert errors == [], errors
-    assert not problems, f"{len(problems)} of {count} slides do not fit 1280x800:\n" + \
-        "\n".join(problems)
 
 
 def test_offline_check_catches_a_remote_request(site, tab):

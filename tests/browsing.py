@@ -1,0 +1,63 @@
+"""The browser tests' shared session: headless Chromium with the network unreachable
+(``browser``) and the chapter's site built once from the stored outputs (``site``).
+
+Used by tests/test_browser.py and tests/test_browser_slides.py, registered as a plugin by
+the root conftest.py. Without Chromium the tests are skipped locally; with the
+environment variable CI set, they fail.
+"""
+
+import contextlib
+import io
+import os
+import shutil
+
+import pytest
+
+import book
+import chapter
+
+
+def find_chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def skip_or_fail(message):
+    if os.environ.get("CI"):
+        pytest.fail(message + ", and CI is set, so the browser test must run here")
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    path = find_chromium()
+    if path is None:
+        skip_or_fail("chromium is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("playwright is not installed (pip install -r requirements.txt)")
+    with sync_playwright() as p:
+        # --host-resolver-rules: no host name resolves, so nothing outside the site can load;
+        # except 127.0.0.1, where the JupyterLab tests below start their own server.
+        b = p.chromium.launch(executable_path=path, args=[
+            "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="session")
+def site(browser, tmp_path_factory):
+    """(built site folder, chapter relpaths, solutions relpaths), built once (and not at all
+    when the test is skipped for want of a browser)."""
+    out = tmp_path_factory.mktemp("chapter") / "site"
+    chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
+    solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        status = chapter.cmd_build(out, execute_notebooks=False)
+    assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
+    print(f"\nbuilt site and screenshots in {out}")
+    return out, chapter_rels, solution_rels
