@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import sys
 import threading
 
 import pytest
@@ -79,6 +80,7 @@ json.dump = lambda obj, file, **kw: file.write('{"score": 6, "status": "graded"}
 ESCAPES = """\
 import glob
 import socket
+import sys
 
 
 def can(action):
@@ -405,3 +407,16 @@ def test_decode_rebuilds_the_answers_the_checkers_know():
                 {"$": "too_large", "size": 10**9}, {"$": "unknown"}):
         with pytest.raises(grade.AnswerError):
             grade.decode(bad)
+
+
+def test_the_sandbox_binds_the_python_prefixes_over_its_own_tmp(tmp_path):
+    """bwrap mounts in argument order: a venv under /tmp (a CI clone there) must be bound
+    after the sandbox's empty /tmp, or the kernel finds no Python (every row 'crashed')."""
+    (tmp_path / "class").mkdir()
+    _, options = grade.parse_args([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv")])
+    (tmp_path / "job.json").write_text("{}")
+    args = grade.sandbox_command(options, tmp_path, "nb.ipynb", {"HOME": grade.HOME})
+    pairs = list(zip(args, args[1:], strict=False))
+    tmp = pairs.index(("--tmpfs", "/tmp"))
+    prefix = pairs.index(("--ro-bind", os.path.realpath(sys.base_prefix)))
+    assert tmp < prefix, "the prefixes are bound before /tmp and would be hidden under it"

@@ -286,6 +286,9 @@ def sandbox_command(options, scratch, name, env):
                       | {sys.prefix} if not p.startswith("/usr/"))
     parents = sorted({str(a) for p in prefixes for a in pathlib.Path(p).parents} - {"/"},
                      key=lambda a: a.count("/"))
+    # /tmp first: the prefixes (a venv in a clone under /tmp, say) are bound over it, not
+    # hidden under it (bwrap mounts in the order of its arguments).
+    binds += ["--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp"]
     for parent in parents:  # bwrap would make them 0700: the kernel's user could not pass
         binds += ["--perms", "0755", "--dir", parent]
     for prefix in prefixes:
@@ -301,7 +304,6 @@ def sandbox_command(options, scratch, name, env):
             "--ro-bind", str(RUNNER), "/grader/runner.py",
             "--ro-bind", str(scratch / "job.json"), "/grader/job.json",
             "--dev", "/dev", "--proc", "/proc",
-            "--size", str(64 * 2**20), "--perms", "1777", "--tmpfs", "/tmp",
             "--size", str(256 * 2**20), "--perms", "0777", "--tmpfs", HOME,
             "--ro-bind", str(scratch / "in" / name), f"{HOME}/{name}",
             "--chdir", HOME, "--clearenv", *setenv, "--",
