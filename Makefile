@@ -36,7 +36,7 @@ help:
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]   grade a class's notebooks"
-	@echo "make test-grade   the grader on a synthetic class of every notebook"
+	@echo "make test-grade   the grader on hostile submissions and a synthetic class"
 
 # JupyterLab's settings overrides for the venv, kept in jupyter/lab/settings/overrides.json
 # (no prompt to fetch the "official Jupyter news" in `make lab` and `make present`).

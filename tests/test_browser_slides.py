@@ -1,9 +1,8 @@
 """Every slide of every deck fits a 1280x800 screen, in a real browser, offline.
 
-Apart from tests/test_browser.py (whose page scripts it shares; the fixtures `browser` and
-`site` are in tests/browsing.py) because it
-takes as long as the rest of that file: `make test` runs each test file on one worker, so
-the two halves run side by side.
+Apart from tests/test_browser.py, whose page scripts it shares (the fixtures `browser` and
+`site` are in tests/browsing.py), because it takes as long as the rest of that file:
+`make test` runs each test file on one worker, so the two halves run side by side.
 """
 
 import pathlib

@@ -382,3 +382,14 @@ def test_colab_check_masks_what_nbval_masks_and_skips_figures():
                                                      "text/plain": "<Figure size 640x480>"}),
     ])
     assert colab_check.texts(cell, masks) == "at 0xADDRESS in TMPPATH\n"
+
+
+def test_colab_check_compares_within_the_tolerance_a_cell_states():
+    import colab_check
+
+    cell = nbformat.v4.new_code_cell("print(x)")
+    assert colab_check.same("0.754\n", "0.754\n", cell)
+    assert not colab_check.same("0.754\n", "0.755\n", cell)  # no tolerance: exactly
+    cell.metadata["nbval-tolerance"] = {"atol": 0.002, "why": "a trained model"}
+    assert colab_check.same("0.754\n", "0.755\n", cell)
+    assert not colab_check.same("0.754\n", "0.757\n", cell)

@@ -192,7 +192,7 @@ def _execute_into(path):
 
 def cmd_execute(paths, jobs=1):
     """Execute each notebook of ``paths`` in place, ``jobs`` at a time (each in its own
-    kernel and process), printing a line per notebook as it finishes."""
+    kernel), printing a line per notebook as it finishes."""
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         for path, seconds in zip(paths, pool.map(_execute_into, paths), strict=True):
             print(f"executed {path} in {seconds:.1f} s", flush=True)

@@ -155,10 +155,12 @@ def check_notebook(path, work, masks):
         return [f"FAIL {path.name}: {lines[-1] if lines else e}"] + [f"   {x}" for x in lines[:12]]
     except Exception as e:  # noqa: BLE001 - report it and go on with the next notebook
         return [f"FAIL {path.name}: {type(e).__name__}: {e}"]
-    diffs = [(i, texts(old, masks), texts(new, masks), old)
-             for i, (old, new) in enumerate(zip(stored.cells, nb.cells, strict=True))
-             if old.cell_type == "code" and not book.is_ignored(old)]
-    diffs = [d[:3] for d in diffs if not same(d[1], d[2], d[3])]
+    diffs = []
+    for i, (old, new) in enumerate(zip(stored.cells, nb.cells, strict=True)):
+        if old.cell_type == "code" and not book.is_ignored(old):
+            before, after = texts(old, masks), texts(new, masks)
+            if not same(before, after, old):
+                diffs.append((i, before, after))
     if not diffs:
         return []
     out = [f"DIFF {path.name}: {len(diffs)} cell(s) print something else under Colab's versions"]
