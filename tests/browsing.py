@@ -11,6 +11,7 @@ import io
 import os
 import shutil
 
+import filelock
 import pytest
 
 import book
@@ -52,12 +53,29 @@ def browser():
 @pytest.fixture(scope="session")
 def site(browser, tmp_path_factory):
     """(built site folder, chapter relpaths, solutions relpaths), built once (and not at all
-    when the test is skipped for want of a browser)."""
-    out = tmp_path_factory.mktemp("chapter") / "site"
+    when the test is skipped for want of a browser).
+
+    Under pytest-xdist the workers share one build: the first to get here builds it into
+    the run's common temporary folder while the others wait on a file lock.
+    """
     chapter_rels = [book.relpath_of(p) for p in book.chapter_notebooks()]
     solution_rels = [book.relpath_of(p) for p in book.solution_notebooks()]
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return build_site(tmp_path_factory.mktemp("chapter")), chapter_rels, solution_rels
+    shared = tmp_path_factory.getbasetemp().parent  # this run's folder, common to workers
+    with filelock.FileLock(shared / "site.lock"):
+        done = shared / "site.built"
+        if not done.exists():
+            (shared / "chapter").mkdir(exist_ok=True)
+            build_site(shared / "chapter")
+            done.touch()
+    return shared / "chapter" / "site", chapter_rels, solution_rels
+
+
+def build_site(folder):
+    out = folder / "site"
     with contextlib.redirect_stdout(io.StringIO()) as printed:
         status = chapter.cmd_build(out, execute_notebooks=False)
     assert status == 0, f"tools/chapter.py build failed:\n{printed.getvalue()}"
     print(f"\nbuilt site and screenshots in {out}")
-    return out, chapter_rels, solution_rels
+    return out

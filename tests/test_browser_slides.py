@@ -17,6 +17,15 @@ from test_browser import (
     screenshot,
 )
 
+# Reveal's transitions, and the pauses MathJax makes between its phases so that a browser
+# can paint in between (processSectionDelay, 50 ms a phase: about 0.2 s of the 0.25 s each
+# slide took): neither changes where a slide's content ends up once it has settled.
+NO_DELAYS = """() => {
+  Reveal.configure({transition: 'none', backgroundTransition: 'none'});
+  MathJax.Hub.processSectionDelay = 0;
+  MathJax.Hub.processUpdateDelay = 0;
+}"""
+
 
 def test_every_slide_fits_a_1280x800_screen(site, browser):
     """Each slide of each deck, at 1280x800: nothing lies outside the screen (a slide taller
@@ -39,7 +48,7 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
             page.wait_for_function("window.Reveal && Reveal.isReady() && window.MathJax && "
                                    "MathJax.Hub && MathJax.Hub.queue.pending === 0",
                                    timeout=WAIT_MS)
-            page.evaluate("Reveal.configure({transition: 'none', backgroundTransition: 'none'})")
+            page.evaluate(NO_DELAYS)
             for h, v in page.evaluate(SLIDE_INDICES):
                 page.evaluate(GO_TO_SLIDE, [h, v])
                 page.wait_for_function(SLIDE_SETTLED, timeout=WAIT_MS)
