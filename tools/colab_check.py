@@ -138,7 +138,6 @@ def run_setup_cell(paths, pub, colab):
 
 def check_notebook(path, work, masks):
     """Execute a copy of the notebook; return a list of lines to print (empty when fine)."""
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     copy_dir = work / path.parent.name
@@ -146,8 +145,7 @@ def check_notebook(path, work, masks):
         shutil.copytree(path.parent, copy_dir, ignore=shutil.ignore_patterns("*.ipynb"))
     stored = book.read(path)
     nb = book.clear_outputs(copy.deepcopy(stored))
-    client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(copy_dir)}})
+    client = book.notebook_client(nb, path, timeout=TIMEOUT, cwd=copy_dir)
     try:
         client.execute()
     except CellExecutionError as e:

@@ -27,12 +27,10 @@ import re
 import sys
 import time
 
-from nbclient import NotebookClient
 from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
 from nbformat.v4 import new_code_cell
 
 import book
-import chapter
 
 DEFAULT_KS = (1, 2, 3, 4, 5)
 SHIM = pathlib.Path(__file__).resolve().with_name("seedshift.py")
@@ -88,13 +86,7 @@ def run_shifted(path, k, keep_going=False):
 async def _run_shifted(path, k, keep_going):
     nb = book.clear_outputs(book.read(path))
     nb.cells.insert(0, new_code_cell(shim_source(k)))
-    client = NotebookClient(
-        nb,
-        timeout=chapter.TIMEOUT,
-        kernel_name="python3",
-        record_timing=False,
-        resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
-    )
+    client = book.notebook_client(nb, path)
     failures = []
     async with client.async_setup_kernel():
         for index, cell in enumerate(nb.cells):
