@@ -54,6 +54,12 @@ def test_pyproject_names_a_github_repository(publication):
     assert publication.pip_target == f"git+{publication.repository}@{publication.branch}"
 
 
+def test_readme_opens_with_the_chapter_title(publication):
+    first = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first == f"# {publication.title}", "the title's home is [tool.chapter] title"
+    assert publication.title != colab.Publication.title  # pyproject.toml names it
+
+
 def test_readme_lists_every_notebook_with_its_colab_link():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     missing = [line for line in colab.toc_lines(ROOT) if line not in readme]

@@ -21,9 +21,9 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   has them); anywhere else it does nothing and prints nothing;
 * ``slideshow.slide_type`` on every cell: "slide" for the title and every
   ``## `` section, "subslide" for ``### ``, for prose that follows code (one
-  step per subslide) and wherever a slide would grow taller than a 1280x800
-  deck holds (an estimate from the cells' source and stored outputs), "notes"
-  for prose too long for any slide, "skip" for the setup cell, "-" otherwise
+  step per subslide) and wherever a slide would grow taller than a deck
+  (book.SLIDE_HEIGHT) holds (an estimate from the cells' source and stored
+  outputs), "notes" for prose too long for any slide, "skip" for the setup cell, "-" otherwise
   (an author's "fragment", "notes" or "subslide" on such a cell is kept): see
   ``expected_slide_types``. Slide types depend on stored outputs, so stamp
   after `make execute`;
@@ -81,10 +81,11 @@ class StampError(book.NotebookError):
 
 @dataclass(frozen=True)
 class Publication:
-    """Where the chapter lives: a GitHub repository and a branch."""
+    """Where the chapter lives: a GitHub repository and a branch; and its title."""
 
     repository: str  # https://github.com/OWNER/REPO
     branch: str
+    title: str = "A chapter"  # [tool.chapter] title: the site's, the README's first line
 
     @property
     def slug(self):
@@ -92,7 +93,7 @@ class Publication:
 
     def colab_url(self, relpath):
         """Colab's address of the notebook at ``relpath`` (from the repository root)."""
-        return f"https://colab.research.google.com/github/{self.slug}/blob/{self.branch}/{relpath}"
+        return f"{book.COLAB_PREFIX}{self.slug}/blob/{self.branch}/{relpath}"
 
     @property
     def pip_target(self):
@@ -118,7 +119,10 @@ def load_publication(pyproject=ROOT / "pyproject.toml"):
         raise StampError(
             f"{pyproject}: [tool.chapter] branch must be a branch name, got {branch!r}"
         )
-    return Publication(repository, branch)
+    title = data["tool"]["chapter"].get("title", Publication.title)
+    if not isinstance(title, str) or not title.strip():
+        raise StampError(f"{pyproject}: [tool.chapter] title must be a non-empty string")
+    return Publication(repository, branch, title)
 
 
 def navigation(root=ROOT, titles=None):
@@ -217,11 +221,11 @@ def _slide_type(cell):
 
 
 # --- what goes on one slide ------------------------------------------------------------------
-# The decks (tools/chapter.py) are 1280x800 px: prose at 24 px, code and output at 21 px on
-# the full width. ``estimated_height`` guesses in those pixels how tall a cell shows, from its
-# source and stored outputs; stamp starts a new subslide where the cells would pass
-# SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to a quarter to fit it,
-# and tests/test_browser.py measures every slide.
+# The decks (tools/chapter.py) are book.SLIDE_WIDTH x SLIDE_HEIGHT px: prose at 24 px, code
+# and output at 21 px on the full width. ``estimated_height`` guesses in those pixels how
+# tall a cell shows, from its source and stored outputs; stamp starts a new subslide where
+# the cells would pass SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to
+# a quarter to fit it, and tests/test_browser.py measures every slide.
 SLIDE_BUDGET = 700
 # Prose that alone would not fit (by estimate) goes to the speaker notes of the slide before.
 NOTES_OVER = 1000
