@@ -337,8 +337,6 @@ def main(argv=None):
     build.add_argument("--out", type=pathlib.Path, default=ROOT / "build" / "site")
     build.add_argument("--no-execute", action="store_true",
                        help="build from the stored outputs instead of executing each notebook")
-    build.add_argument("--root", type=pathlib.Path, default=ROOT,
-                       help="the repository whose notebooks to build (default: this one)")
     args = parser.parse_args(argv)
     if args.command == "execute":
         if args.jobs < 1:
@@ -347,7 +345,7 @@ def main(argv=None):
         return 0
     if args.command == "check-reproducible":
         return cmd_check_reproducible(args.notebooks or book.all_notebooks())
-    return cmd_build(args.out, not args.no_execute, args.root)
+    return cmd_build(args.out, not args.no_execute)
 
 
 if __name__ == "__main__":

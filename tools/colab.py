@@ -3,7 +3,6 @@
     python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
     python tools/colab.py check [NOTEBOOK...]   # list what disagrees, exit 1 if anything does
     python tools/colab.py toc                   # the README's table of contents, with Colab links
-    python tools/colab.py setup-source [--pip-target URL]  # print the setup cell's code
 
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
 the branch is ``[tool.chapter] branch``: that is the one place to change when
@@ -164,11 +163,10 @@ def badge_line(pub, relpath):
     return f"[![{BADGE_ALT}]({BADGE_IMAGE})]({pub.colab_url(relpath)})"
 
 
-def setup_source(pub, pip_target=None):
-    """The code of the setup cell (``pip_target`` replaces the repository, for tests).
-    Its lines keep to the notebooks' 79 characters (notebooks/ruff.toml) whatever the
-    repository's address: the install target has a line of its own."""
-    target = pip_target or pub.pip_target
+def setup_source(pub):
+    """The code of the setup cell. Its lines keep to the notebooks' 79 characters
+    (notebooks/ruff.toml) whatever the repository's address: the install target has a
+    line of its own."""
     pins = ", ".join(f'"{book.pin(name)}"' for name in COLAB_PINS)
     return (
         "# Colab setup: in Google Colab, install d2l, the CMU Pronouncing\n"
@@ -183,7 +181,7 @@ def setup_source(pub, pip_target=None):
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
         f"         {pins},\n"
-        f'         "{target}"],\n'
+        f'         "{pub.pip_target}"],\n'
         "        check=True,\n"
         "    )"
     )
@@ -459,8 +457,8 @@ def _targets(paths, root):
     return book.all_notebooks(root)
 
 
-def cmd_stamp(paths, root=ROOT, pyproject=None):
-    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
+def cmd_stamp(paths, root=ROOT):
+    pub = load_publication(pathlib.Path(root) / "pyproject.toml")
     nav = navigation(root)
     changed = 0
     for path in _targets(paths, root):
@@ -478,8 +476,8 @@ def cmd_stamp(paths, root=ROOT, pyproject=None):
     return 0
 
 
-def cmd_check(paths, root=ROOT, pyproject=None):
-    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
+def cmd_check(paths, root=ROOT):
+    pub = load_publication(pathlib.Path(root) / "pyproject.toml")
     nav = navigation(root)
     problems = []
     for path in _targets(paths, root):
@@ -492,24 +490,17 @@ def cmd_check(paths, root=ROOT, pyproject=None):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=pathlib.Path, default=ROOT,
-                        help="the repository (default: this checkout)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("stamp").add_argument("notebooks", nargs="*")
     sub.add_parser("check").add_argument("notebooks", nargs="*")
     sub.add_parser("toc", help="print the README's table of contents (Markdown)")
-    src = sub.add_parser("setup-source")
-    src.add_argument("--pip-target", help="install d2lutil from here instead of the repository")
     args = parser.parse_args(argv)
     try:
         if args.command == "stamp":
-            return cmd_stamp(args.notebooks, args.root)
+            return cmd_stamp(args.notebooks)
         if args.command == "check":
-            return cmd_check(args.notebooks, args.root)
-        if args.command == "toc":
-            print("\n".join(toc_lines(args.root)))
-            return 0
-        print(setup_source(load_publication(args.root / "pyproject.toml"), args.pip_target))
+            return cmd_check(args.notebooks)
+        print("\n".join(toc_lines()))
         return 0
     except book.NotebookError as e:
         print(f"error: {e}", file=sys.stderr)
