@@ -388,7 +388,7 @@ def test_notebook_without_title_is_refused(demo):
         colab.cmd_stamp([path], root=demo)
 
 
-# --- tools/colab_check.py: what it compares ------------------------------------------------
+# --- tests/colab_check.py: what it compares ------------------------------------------------
 
 def test_colab_check_masks_what_nbval_masks_and_skips_figures():
     import colab_check

@@ -10,7 +10,7 @@ files hold, a notebook's title and number, its stored output texts, how a notebo
 (``notebook_client``, the one set-up of nbclient every tool and benchmark uses) and how a
 run's outputs are made reproducible (``normalize_outputs``) or cleared.
 The Makefile, the site and slides (tools/chapter.py), the Colab stamping (tools/colab.py)
-and check (tools/colab_check.py), the benchmarks and the tests use it; it needs only
+and check (tests/colab_check.py), the benchmarks and the tests use it; it needs only
 nbformat.
 """
 
