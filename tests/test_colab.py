@@ -1,11 +1,11 @@
 """Colab badges, setup cells, slide types and navigation agree with pyproject.toml.
 
-The first test runs over the repository's notebooks: it fails when a badge does not point
-at its own file, a setup cell disagrees with [project.urls] Repository or [tool.chapter]
-branch, or a navigation cell or slide type is stale (fix: `python tools/colab.py stamp`,
-then re-execute). The others run tools/colab.py on the demo chapter in a tmp folder (the
-``demo`` fixture of tests/conftest.py) and show each of those checks failing on a
-deliberately broken copy.
+The first test runs over the repository's notebooks (``disagreements``): it fails when a
+badge does not point at its own file, a setup cell disagrees with [project.urls]
+Repository or [tool.chapter] branch, or a navigation cell or slide type is stale (fix:
+`python tools/colab.py stamp`, then re-execute). The others run tools/colab.py on the
+demo chapter in a tmp folder (the ``demo`` fixture of tests/conftest.py) and show each of
+those checks failing on a deliberately broken copy.
 """
 
 import contextlib
@@ -19,6 +19,7 @@ import pytest
 
 import book
 import colab
+from book import BADGE_ALT, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
 NOTEBOOKS = book.all_notebooks()
@@ -26,6 +27,74 @@ NOTEBOOKS = book.all_notebooks()
 
 def name_of(path):
     return path.relative_to(ROOT).as_posix()
+
+
+def slide_type(cell):
+    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+
+
+def disagreements(nb, relpath, pub, nav_items):
+    """What in ``nb`` disagrees with what ``colab.stamp`` would write: a list of messages."""
+    where = relpath
+    try:
+        book.title_of(nb, where)
+    except book.NotebookError as e:
+        return [str(e)]
+    problems = []
+    title_lines = nb.cells[0].source.splitlines()
+    badges = [line.strip() for line in title_lines if "colab-badge" in line or BADGE_ALT in line]
+    want = colab.badge_line(pub, relpath)
+    if badges != [want]:
+        problems.append(
+            f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
+            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
+        )
+    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
+    codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    if len(setups) != 1:
+        problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
+    else:
+        cell = nb.cells[setups[0]]
+        if cell.cell_type != "code" or setups[0] != codes[0]:
+            problems.append(f"{where}: the {SETUP_TAG!r} cell must be the first code cell")
+        if cell.source != colab.setup_source(pub):
+            problems.append(
+                f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
+                f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
+            )
+    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
+    if navs != [len(nb.cells) - 1]:
+        problems.append(
+            f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
+        )
+    elif nb.cells[-1].source != colab.nav_source(pub, nav_items, relpath):
+        problems.append(
+            f"{where}: the navigation cell is stale, expected\n"
+            f"  {colab.nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}"
+        )
+    rise = nb.metadata.get("rise", {})
+    wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
+    if wrong_rise:
+        problems.append(
+            f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
+            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
+        )
+    kernelspec = dict(nb.metadata.get("kernelspec", {}))
+    if kernelspec != colab.KERNELSPEC:
+        problems.append(
+            f"{where}: the notebook's metadata 'kernelspec' must be {colab.KERNELSPEC} (the kernel "
+            f"JupyterLab runs), found {kernelspec or 'none'}; run `python tools/colab.py stamp`"
+        )
+    expected = colab.expected_slide_types(nb.cells)
+    wrong = [
+        f"cell {i} ({cell.source[:40]!r}) has slide_type {slide_type(cell)!r}, expected {kind!r}"
+        for i, (cell, kind) in enumerate(zip(nb.cells, expected, strict=True))
+        if slide_type(cell) != kind
+    ]
+    if wrong:
+        more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
+        problems.append(f"{where}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
+    return problems
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +114,7 @@ def navigation():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=name_of)
 def test_notebook_agrees_with_pyproject(path, publication, navigation):
     rel = name_of(path)
-    problems = colab.check(book.read(path), rel, publication, navigation[rel])
+    problems = disagreements(book.read(path), rel, publication, navigation[rel])
     assert not problems, "\n".join(problems)
 
 
@@ -96,7 +165,7 @@ def problems_in(root):
     found = []
     for path in book.all_notebooks(root):
         rel = book.relpath_of(path, root)
-        found += colab.check(book.read(path), rel,
+        found += disagreements(book.read(path), rel,
                              colab.load_publication(root / "pyproject.toml"), nav[rel])
     return found
 

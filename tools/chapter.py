@@ -70,15 +70,9 @@ SLIDE_ASSETS = {
     "requirejs": ["require.js"],
     "jquery": ["dist/jquery.min.js"],
 }
-# A local stand-in for Colab's badge image (drawn here, not copied), so pages load nothing remote.
-BADGE_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20" role="img" \
-aria-label="Open in Colab"><rect width="117" height="20" rx="3" fill="#555"/>\
-<rect x="24" width="93" height="20" rx="3" fill="#b35900"/><rect x="24" width="6" height="20" \
-fill="#b35900"/><circle cx="8" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="3"/>\
-<circle cx="16" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="3"/>\
-<text x="70" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
-text-anchor="middle">Open in Colab</text></svg>
-"""
+# A local stand-in for Colab's badge image (drawn here, not copied), so pages load nothing
+# remote: site/assets/colab-badge.svg, in the site's assets and the decks'.
+BADGE_SVG = SITE / "assets" / "colab-badge.svg"
 WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
 # A slide whose cells are taller than the slide is shown smaller, down to this share of its
 # size (code then still reads at 14 px on the deck's screen); below it, it would be cut off,
@@ -220,7 +214,7 @@ def copy_assets(spec, dest):
                 shutil.copytree(src, dst, dirs_exist_ok=True)
             else:
                 shutil.copy2(src, dst)
-    (dest / "colab-badge.svg").write_text(BADGE_SVG, encoding="utf-8")
+    shutil.copy2(BADGE_SVG, dest / BADGE_SVG.name)
 
 
 def index_md(title, chapter, solutions, decks):

@@ -1,14 +1,12 @@
 """Colab badges, Colab setup cells, slide metadata and navigation links.
 
     python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
-    python tools/colab.py check [NOTEBOOK...]   # list what disagrees, exit 1 if anything does
     python tools/colab.py toc                   # the README's table of contents, with Colab links
 
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
 the branch is ``[tool.chapter] branch``: that is the one place to change when
 the chapter is published somewhere else. ``stamp`` derives everything below
-from it, and ``check`` (used by tests/test_colab.py) fails when a notebook
-disagrees with it.
+from it, and tests/test_colab.py fails when a notebook disagrees with it.
 
 What ``stamp`` writes into each notebook (chapter and solutions alike):
 
@@ -377,69 +375,6 @@ def stamp(nb, relpath, pub, nav_items):
     return json.dumps(nb, sort_keys=True) != before
 
 
-def check(nb, relpath, pub, nav_items):
-    """What in ``nb`` disagrees with what ``stamp`` would write: a list of messages."""
-    where = relpath
-    try:
-        book.title_of(nb, where)
-    except book.NotebookError as e:
-        return [str(e)]
-    problems = []
-    title_lines = nb.cells[0].source.splitlines()
-    badges = [line.strip() for line in title_lines if "colab-badge" in line or BADGE_ALT in line]
-    want = badge_line(pub, relpath)
-    if badges != [want]:
-        problems.append(
-            f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
-            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
-        )
-    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
-    codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    if len(setups) != 1:
-        problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
-    else:
-        cell = nb.cells[setups[0]]
-        if cell.cell_type != "code" or setups[0] != codes[0]:
-            problems.append(f"{where}: the {SETUP_TAG!r} cell must be the first code cell")
-        if cell.source != setup_source(pub):
-            problems.append(
-                f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
-                f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
-            )
-    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
-    if navs != [len(nb.cells) - 1]:
-        problems.append(
-            f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
-        )
-    elif nb.cells[-1].source != nav_source(pub, nav_items, relpath):
-        problems.append(
-            f"{where}: the navigation cell is stale, expected\n"
-            f"  {nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}"
-        )
-    rise = nb.metadata.get("rise", {})
-    wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
-    if wrong_rise:
-        problems.append(
-            f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
-            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
-        )
-    kernelspec = dict(nb.metadata.get("kernelspec", {}))
-    if kernelspec != KERNELSPEC:
-        problems.append(
-            f"{where}: the notebook's metadata 'kernelspec' must be {KERNELSPEC} (the kernel "
-            f"JupyterLab runs), found {kernelspec or 'none'}; run `python tools/colab.py stamp`"
-        )
-    wrong = [
-        f"cell {i} ({cell.source[:40]!r}) has slide_type {_slide_type(cell)!r}, expected {kind!r}"
-        for i, (cell, kind) in enumerate(zip(nb.cells, expected_slide_types(nb.cells), strict=True))
-        if _slide_type(cell) != kind
-    ]
-    if wrong:
-        more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
-        problems.append(f"{where}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
-    return problems
-
-
 def toc_lines(root=ROOT, pub=None):
     """The README's table of contents: one line per chapter notebook with its Colab link."""
     pub = pub or load_publication(pathlib.Path(root) / "pyproject.toml")
@@ -476,30 +411,15 @@ def cmd_stamp(paths, root=ROOT):
     return 0
 
 
-def cmd_check(paths, root=ROOT):
-    pub = load_publication(pathlib.Path(root) / "pyproject.toml")
-    nav = navigation(root)
-    problems = []
-    for path in _targets(paths, root):
-        rel = book.relpath_of(path, root)
-        problems += check(book.read(path), rel, pub, nav.get(rel, []))
-    for p in problems:
-        print(p)
-    return 1 if problems else 0
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("stamp").add_argument("notebooks", nargs="*")
-    sub.add_parser("check").add_argument("notebooks", nargs="*")
     sub.add_parser("toc", help="print the README's table of contents (Markdown)")
     args = parser.parse_args(argv)
     try:
         if args.command == "stamp":
             return cmd_stamp(args.notebooks)
-        if args.command == "check":
-            return cmd_check(args.notebooks)
         print("\n".join(toc_lines()))
         return 0
     except book.NotebookError as e:
