@@ -333,19 +333,21 @@ class MultiHeadAttention(nn.Module):
         return X.reshape(batch_size * num_heads, length, head_size)
 
     def repeat_kv(self, X):
-        """Give every query head the keys (or values) of its group.
+        """Give each query head the keys (or values) of its group (notebook 7).
 
-        (batch_size * num_kv_heads, length, head_size) -> (batch_size * num_heads, length,
-        head_size): key/value head g is repeated num_heads / num_kv_heads times in a row,
-        so query head j gets head j // (num_heads // num_kv_heads). Returns ``X`` itself
-        when num_kv_heads = num_heads.
+        (batch_size * num_kv_heads, length, head_size) ->
+        (batch_size * num_heads, length, head_size): key/value head g is
+        repeated num_heads / num_kv_heads times in a row, so query head j gets
+        head j // (num_heads // num_kv_heads). Returns ``X`` itself when
+        num_kv_heads = num_heads.
         """
         group_size = self.num_heads // self.num_kv_heads
         if group_size == 1:
             return X
         rows, length, head_size = X.shape
         # (batch_size, num_kv_heads, length, head_size)
-        X = X.reshape(rows // self.num_kv_heads, self.num_kv_heads, length, head_size)
+        X = X.reshape(rows // self.num_kv_heads, self.num_kv_heads, length,
+                      head_size)
         # (batch_size, num_heads, length, head_size), then folded
         X = torch.repeat_interleave(X, group_size, dim=1)
         return X.reshape(rows * group_size, length, head_size)
@@ -375,14 +377,15 @@ class MultiHeadAttention(nn.Module):
         # Each: (batch_size * num_kv_heads, num_keys, head_size)
         keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
         values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
-        if cache is not None:  # notebook 7: attend over every position cached so far
+        if cache is not None:  # notebook 7: every position cached so far
             keys, values = self._extend_cache(cache, keys, values)
-        # Each: (batch_size * num_heads, num_keys, head_size) (notebook 7: shared heads)
+        # Each: (batch_size * num_heads, num_keys, head_size); notebook 7:
+        # a key/value head is shared by the query heads of its group
         keys, values = self.repeat_kv(keys), self.repeat_kv(values)
         # 2) Attend, every head of every sequence at once:
         # (batch_size * num_heads, num_queries, head_size)
         output = self._attend(queries, keys, values, valid_lens)
-        if head_mask is not None:  # notebook 6: scale, or switch off, single heads
+        if head_mask is not None:  # notebook 6: scale single heads
             output = self._scale_heads(output, head_mask)
         # 3) Concatenate the heads and mix them: (batch_size, num_queries, num_hiddens)
         return self.W_o(self.transpose_output(output))
@@ -404,26 +407,27 @@ class MultiHeadAttention(nn.Module):
         return output
 
     def _scale_heads(self, output, head_mask):
-        """Each head's output times its entry of ``head_mask``.
-
-        (batch_size, num_heads) -> (batch_size * num_heads, 1, 1): the same row order
-        as the folded heads, one factor per head and sequence.
-        """
+        """Each head's output times its entry of ``head_mask`` (notebook 6)."""
         batch_size = output.shape[0] // self.num_heads
-        scale = head_mask.to(output.device, output.dtype).expand(batch_size, self.num_heads)
+        scale = head_mask.to(output.device, output.dtype)
+        # (num_heads,) or (batch_size, num_heads) -> (batch_size, num_heads)
+        scale = scale.expand(batch_size, self.num_heads)
+        # (batch_size * num_heads, 1, 1): the row order of the folded heads,
+        # one factor per head and sequence
         return output * scale.reshape(-1, 1, 1)
 
     def _extend_cache(self, cache, keys, values):
-        """Append this call's keys and values to ``cache``; return all of them.
-
-        Each: (batch_size * num_kv_heads, new length, head_size) in, unfolded to
-        (batch_size, num_kv_heads, new length, head_size) for the cache, and
-        (batch_size * num_kv_heads, cached length, head_size) out.
-        """
+        """Append this call's keys and values to ``cache``; return all of them
+        (notebook 7). Each comes in and goes out folded, as
+        (batch_size * num_kv_heads, length, head_size)."""
         batch_size = keys.shape[0] // self.num_kv_heads
-        keys, values = cache._extend(*(X.reshape(batch_size, self.num_kv_heads, *X.shape[1:])
-                                       for X in (keys, values)), owner=self)
-        return (X.reshape(batch_size * self.num_kv_heads, *X.shape[2:]) for X in (keys, values))
+        # Each: (batch_size, num_kv_heads, new length, head_size), appended
+        keys, values = (X.reshape(batch_size, self.num_kv_heads, *X.shape[1:])
+                        for X in (keys, values))
+        # Each: (batch_size, num_kv_heads, cached length, head_size)
+        keys, values = cache._extend(keys, values, owner=self)
+        return (X.reshape(batch_size * self.num_kv_heads, *X.shape[2:])
+                for X in (keys, values))
 
     def _check_inputs(self, queries, keys, values, valid_lens, head_mask, cache):
         """Every argument of ``forward``, checked before anything is computed or cached."""
