@@ -29,15 +29,10 @@ def name_of(path):
     return path.relative_to(ROOT).as_posix()
 
 
-def slide_type(cell):
-    return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
-
-
 def disagreements(nb, relpath, pub, nav_items):
     """What in ``nb`` disagrees with what ``colab.stamp`` would write: a list of messages."""
-    where = relpath
     try:
-        book.title_of(nb, where)
+        book.title_of(nb, relpath)
     except book.NotebookError as e:
         return [str(e)]
     problems = []
@@ -46,54 +41,48 @@ def disagreements(nb, relpath, pub, nav_items):
     want = colab.badge_line(pub, relpath)
     if badges != [want]:
         problems.append(
-            f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
-            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
-        )
+            f"{relpath}: the title cell's Colab badge must be exactly one line\n  {want}\n"
+            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}")
     setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
     codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
     if len(setups) != 1:
-        problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
+        problems.append(f"{relpath}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
     else:
         cell = nb.cells[setups[0]]
         if cell.cell_type != "code" or setups[0] != codes[0]:
-            problems.append(f"{where}: the {SETUP_TAG!r} cell must be the first code cell")
+            problems.append(f"{relpath}: the {SETUP_TAG!r} cell must be the first code cell")
         if cell.source != colab.setup_source(pub):
             problems.append(
-                f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
-                f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
-            )
+                f"{relpath}: the setup cell disagrees with pyproject.toml (expected it to install "
+                f"{pub.pip_target!r}); run `python tools/colab.py stamp`")
     navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
     if navs != [len(nb.cells) - 1]:
-        problems.append(
-            f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
-        )
+        problems.append(f"{relpath}: the last cell must be the one navigation cell tagged "
+                        f"{NAV_TAG!r}")
     elif nb.cells[-1].source != colab.nav_source(pub, nav_items, relpath):
         problems.append(
-            f"{where}: the navigation cell is stale, expected\n"
-            f"  {colab.nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}"
-        )
+            f"{relpath}: the navigation cell is stale, expected\n"
+            f"  {colab.nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}")
     rise = nb.metadata.get("rise", {})
     wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
     if wrong_rise:
         problems.append(
-            f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
-            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
-        )
+            f"{relpath}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
+            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}")
     kernelspec = dict(nb.metadata.get("kernelspec", {}))
     if kernelspec != colab.KERNELSPEC:
         problems.append(
-            f"{where}: the notebook's metadata 'kernelspec' must be {colab.KERNELSPEC} (the kernel "
-            f"JupyterLab runs), found {kernelspec or 'none'}; run `python tools/colab.py stamp`"
-        )
+            f"{relpath}: the notebook's metadata 'kernelspec' must be {colab.KERNELSPEC} (the "
+            f"kernel JupyterLab runs), found {kernelspec or 'none'}; run `python "
+            "tools/colab.py stamp`")
     expected = colab.expected_slide_types(nb.cells)
-    wrong = [
-        f"cell {i} ({cell.source[:40]!r}) has slide_type {slide_type(cell)!r}, expected {kind!r}"
-        for i, (cell, kind) in enumerate(zip(nb.cells, expected, strict=True))
-        if slide_type(cell) != kind
-    ]
+    wrong = [f"cell {i} ({cell.source[:40]!r}) has slide_type {colab.slide_type(cell)!r}, "
+             f"expected {kind!r}" for i, (cell, kind) in enumerate(zip(nb.cells, expected,
+                                                                       strict=True))
+             if colab.slide_type(cell) != kind]
     if wrong:
         more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
-        problems.append(f"{where}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
+        problems.append(f"{relpath}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
     return problems
 
 

@@ -212,7 +212,7 @@ def _tagged_cell(nb, tag, cell_type, relpath):
     return found[0]
 
 
-def _slide_type(cell):
+def slide_type(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
 
 
@@ -315,12 +315,12 @@ def expected_slide_types(cells):
             previous.cell_type == "code"
         ):
             kind = "subslide"
-        elif filled and filled + height > SLIDE_BUDGET and _slide_type(cell) != "notes":
+        elif filled and filled + height > SLIDE_BUDGET and slide_type(cell) != "notes":
             kind = "subslide"
         else:
             kind = "-"
-            if _slide_type(cell) in KEPT_SLIDE_TYPES:
-                kind = _slide_type(cell)
+            if slide_type(cell) in KEPT_SLIDE_TYPES:
+                kind = slide_type(cell)
         if kind in ("slide", "subslide"):
             filled = 0
         if kind != "notes":
