@@ -50,11 +50,6 @@ WATCHED = ["torch", "numpy", "matplotlib", "ipykernel", "ipython"]
 TIMEOUT = 900  # seconds per cell: a first import of torch in a cold venv is slow
 
 
-def default_venv():
-    return pathlib.Path(os.environ.get("COLAB_VENV", pathlib.Path(tempfile.gettempdir())
-                                       / "colab-py313"))
-
-
 def find_python313():
     if os.environ.get("PY313"):
         return os.environ["PY313"]
@@ -189,7 +184,8 @@ def inside(paths):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=pathlib.Path)
-    parser.add_argument("--venv", type=pathlib.Path, default=default_venv())
+    parser.add_argument("--venv", type=pathlib.Path, default=os.environ.get(
+        "COLAB_VENV", pathlib.Path(tempfile.gettempdir()) / "colab-py313"))
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or book.all_notebooks()

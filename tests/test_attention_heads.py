@@ -311,26 +311,3 @@ def test_bad_num_kv_heads_is_named(kwargs, error, message):
     with raises_naming(error, message):
         MultiHeadAttention(16, **kwargs)
 
-
-def test_what_a_notebook_shows_of_the_library_is_the_library():
-    """A cell that prints d2lutil's code (``inspect.getsource``) stores the code as it is
-    now: run again here, outside the notebook, it prints its stored output exactly."""
-    import contextlib
-    import inspect
-    import io
-
-    import book
-    import d2lutil
-
-    shown = [(path.name, cell) for path in book.all_notebooks()
-             for cell in book.read(path).cells
-             if cell.cell_type == "code" and "inspect.getsource(" in cell.source]
-    assert len(shown) >= 3  # notebook 6's head mask, notebook 7's shared heads and cache
-    for name, cell in shown:
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            exec(cell.source, {"inspect": inspect, "d2lutil": d2lutil,
-                               "MultiHeadAttention": d2lutil.MultiHeadAttention})
-        stored = "".join(out.text for out in cell.outputs if out.output_type == "stream")
-        assert printed.getvalue() == stored, (
-            f"{name}: the library's code changed since it was stored; re-run `make execute`")
