@@ -42,11 +42,11 @@ help:
 # (no prompt to fetch the "official Jupyter news" in `make lab` and `make present`).
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-$(STAMP): requirements.txt pyproject.toml jupyter/lab/settings/overrides.json
+$(STAMP): requirements.txt requirements-d2l.txt pyproject.toml jupyter/lab/settings/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade "pip>=24"
 	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
-	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps d2l==1.0.3
+	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -r requirements-d2l.txt
 	mkdir -p $(LAB_SETTINGS)
 	cp jupyter/lab/settings/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $@

@@ -30,12 +30,9 @@ import sys
 import tempfile
 import time
 
-from nbclient import NotebookClient
-
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tools"))
 import book  # noqa: E402  (tools/book.py: which notebooks, clearing outputs)
 
-TIMEOUT = 600  # seconds per cell, as tools/chapter.py
 for _key, _value in (("JUPYTER_PLATFORM_DIRS", "1"), ("PYDEVD_DISABLE_FILE_VALIDATION", "1")):
     os.environ.setdefault(_key, _value)
 
@@ -84,8 +81,7 @@ def time_notebook(path, workdir=None):
         run_dir = pathlib.Path(tmp) / path.parent.name
         shutil.copytree(path.parent, run_dir,
                         ignore=shutil.ignore_patterns(".ipynb_checkpoints", "*.ipynb"))
-        client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
-                                resources={"metadata": {"path": str(workdir or run_dir)}})
+        client = book.notebook_client(nb, path, cwd=workdir or run_dir)
         start = time.perf_counter()
         # The kernel's own stderr (ipykernel's notice about TCP transport) is dropped;
         # errors in cells still arrive as messages and raise CellExecutionError.

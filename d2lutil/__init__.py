@@ -7,7 +7,7 @@ Modules, one per concern:
 * ``d2lutil.shapes``: ``check_shape`` and argument validation;
 * ``d2lutil.plotting``: the chapter's figure style and heatmap grids;
 * ``d2lutil.tasks``: the copy-both task, as two positions (notebooks 1 and 2) and
-  as a sequence (notebooks 6 and 7), and least-squares readouts;
+  as a sequence (notebooks 6 and 7) with its model, and least-squares readouts;
 * ``d2lutil.cost``: parameter and FLOP counts, forward/backward timing (notebook 3);
 * ``d2lutil.alignment``: letter embeddings and the regimes of an alignment row
   (notebook 5);

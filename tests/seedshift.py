@@ -1,4 +1,4 @@
-"""Shift every seed a program sets by K: the shim behind tools/robust.py.
+"""Shift every seed a program sets by K: the shim behind tests/robust.py.
 
     import seedshift
     seedshift.install(3)   # from now on torch.manual_seed(0) seeds with 3, and so on

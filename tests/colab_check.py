@@ -1,6 +1,6 @@
 """Run the chapter the way Colab would: Python 3.13 with Colab's torch, numpy and matplotlib.
 
-    python tools/colab_check.py [NOTEBOOK...]   # default: every notebook (tools/book.py)
+    python tests/colab_check.py [NOTEBOOK...]   # default: every notebook (tools/book.py)
 
 1. Builds (once) a venv at $COLAB_VENV (default: colab-py313 in the system's temporary
    folder) from Python 3.13 ($PY313, else ``python3.13`` on PATH, else pyenv's newest 3.13)
@@ -15,7 +15,7 @@
    failing cell and its error, and the cells whose text output differs from the stored one
    (outputs should not depend on the torch version), after the masks of
    tests/nbval_sanitize.cfg, as nbval applies them, and beyond the tolerance a cell states
-   (tools/nbval_tolerance.py). Exit status 1 when anything failed.
+   (tests/nbval_tolerance.py). Exit status 1 when anything failed.
 """
 
 import argparse
@@ -32,8 +32,12 @@ import tempfile
 import time
 import types
 
-import book
 import nbval_tolerance
+
+TOOLS = str(pathlib.Path(__file__).resolve().parents[1] / "tools")
+if TOOLS not in sys.path:  # run as a script: tools/book.py and colab.py by name, as in tests
+    sys.path.insert(0, TOOLS)
+import book  # noqa: E402
 
 ROOT = book.ROOT
 SANITIZE_CFG = ROOT / "tests" / "nbval_sanitize.cfg"
@@ -44,11 +48,6 @@ COLAB_PACKAGES = [
 ]
 WATCHED = ["torch", "numpy", "matplotlib", "ipykernel", "ipython"]
 TIMEOUT = 900  # seconds per cell: a first import of torch in a cold venv is slow
-
-
-def default_venv():
-    return pathlib.Path(os.environ.get("COLAB_VENV", pathlib.Path(tempfile.gettempdir())
-                                       / "colab-py313"))
 
 
 def find_python313():
@@ -106,7 +105,7 @@ def texts(cell, masks):
 
 def same(stored, new, cell):
     """Whether a new text reads as the stored one: exactly, or within the tolerance the cell
-    states (tools/nbval_tolerance.py, as nbval compares it in make test)."""
+    states (tests/nbval_tolerance.py, as nbval compares it in make test)."""
     stated = nbval_tolerance.tolerance(cell.metadata, "cell")
     return stored == new or (stated is not None and nbval_tolerance.close(stored, new, *stated))
 
@@ -138,7 +137,6 @@ def run_setup_cell(paths, pub, colab):
 
 def check_notebook(path, work, masks):
     """Execute a copy of the notebook; return a list of lines to print (empty when fine)."""
-    from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
     copy_dir = work / path.parent.name
@@ -146,8 +144,7 @@ def check_notebook(path, work, masks):
         shutil.copytree(path.parent, copy_dir, ignore=shutil.ignore_patterns("*.ipynb"))
     stored = book.read(path)
     nb = book.clear_outputs(copy.deepcopy(stored))
-    client = NotebookClient(nb, timeout=TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(copy_dir)}})
+    client = book.notebook_client(nb, path, timeout=TIMEOUT, cwd=copy_dir)
     try:
         client.execute()
     except CellExecutionError as e:
@@ -187,7 +184,8 @@ def inside(paths):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=pathlib.Path)
-    parser.add_argument("--venv", type=pathlib.Path, default=default_venv())
+    parser.add_argument("--venv", type=pathlib.Path, default=os.environ.get(
+        "COLAB_VENV", pathlib.Path(tempfile.gettempdir()) / "colab-py313"))
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     paths = [p.resolve() for p in args.notebooks] or book.all_notebooks()

@@ -1,0 +1,259 @@
+"""The checkers: functions of an answer that return when it is right, else raise.
+
+Each accepts every correct form (ints and floats, lists, tuples, NumPy arrays and
+tensors, within a tolerance) and says what is off without saying what is right.
+"""
+
+import numpy as np
+
+from d2lutil.exercises.answers import (
+    NotAnswered,
+    Wrong,
+    as_array,
+    as_float,
+    close_enough,
+    how_far,
+    is_placeholder,
+    kind_of,
+    known_mistake,
+)
+
+
+class Raised:
+    """What a student's function raised for one case: the exception's type name and text."""
+
+    __slots__ = ("type_name", "text")
+
+    def __init__(self, type_name, text):
+        self.type_name, self.text = str(type_name), str(text)
+
+    def __repr__(self):
+        return f"Raised({self.type_name!r}, {self.text!r})"
+
+
+class CallResults(list):
+    """A function answer given by its results: one per case of the checker, in order.
+
+    Each item is what the student's function returned for that case, or a
+    :class:`Raised`. A :func:`function` checker given a ``CallResults`` judges these
+    results as if it had called the function itself, with the same messages.
+    """
+
+
+
+def number(expected, *, atol=0.0, rtol=1e-6, factor=None, mistakes=()):
+    """A checker for one number: ``|answer - expected| <= atol + rtol * |expected|``.
+
+    With ``factor`` (> 1, for a positive ``expected`` that is only an estimate, such as a
+    threshold) it accepts any answer between ``expected / factor`` and
+    ``expected * factor`` instead. ``mistakes`` is a list of (wrong value, message): an
+    answer close to a typical wrong value gets that message instead of a generic one.
+    """
+    if factor is not None and not (factor > 1 and expected > 0):
+        raise ValueError(f"factor must be > 1 with a positive expected value, got factor "
+                         f"{factor!r} and expected {expected!r}")
+
+    def close(x, value):
+        if factor is None:
+            return close_enough(x, value, atol, rtol)
+        return value / factor <= x <= value * factor if x > 0 else False
+
+    def check(answer):
+        x = as_float(answer)
+        if close(x, expected):
+            return
+        if factor is None:
+            message = known_mistake(x, mistakes, lambda v: close(x, v))
+        else:  # typical wrong values are themselves estimates: within 10 %
+            message = known_mistake(x, mistakes, lambda v: abs(x - v) <= 0.1 * abs(v))
+        raise Wrong(message or f"{x:.6g} is {how_far(x, expected, rtol=0.1 if factor else 0.02)}")
+
+    return check
+
+
+def integer(expected, *, mistakes=(), what="count"):
+    """A checker for a whole number (``9327``, ``9327.0``, a NumPy int or a tensor)."""
+    def check(answer):
+        x = as_float(answer)
+        if not x.is_integer():
+            raise Wrong(f"a {what} is a whole number, got {x:g}")
+        if x == expected:
+            return
+        message = known_mistake(x, mistakes, lambda v: x == v)
+        raise Wrong(message or f"{x:.0f} is {how_far(x, expected)}")
+
+    return check
+
+
+def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
+                  mistakes=()):
+    """A checker for an array of numbers (list, tuple, NumPy array or tensor).
+
+    The shape must be ``expected``'s (extra axes of length 1 are allowed). With
+    ``any_order`` the numbers may come in any order. With ``keys`` (one per number of a
+    1-D ``expected``, e.g. the values of d) the answer may also be a dict with exactly
+    those keys. ``mistakes``: (wrong array, message).
+    """
+    expected = np.asarray(expected, dtype=float)
+    if keys is not None and (expected.ndim != 1 or len(keys) != expected.size):
+        raise ValueError(f"keys must give one key per number of a 1-D expected, got "
+                         f"{len(keys)} keys for shape {expected.shape}")
+
+    def check(answer):
+        if isinstance(answer, dict):
+            if keys is None:
+                raise Wrong("expected numbers in a list, tuple, array or tensor, got a dict")
+            if sorted(answer, key=repr) != sorted(keys, key=repr):
+                raise Wrong(f"expected a dict with the keys {list(keys)}, got "
+                            f"{list(answer)}")
+            answer = [answer[k] for k in keys]
+        x = as_array(answer)
+        if x.size != expected.size or np.squeeze(x).shape != np.squeeze(expected).shape:
+            raise Wrong(f"wrong shape: expected {tuple(expected.shape)}, got {tuple(x.shape)}")
+        x = x.reshape(expected.shape)
+        want = expected
+        if any_order:
+            x, want = np.sort(x, axis=None), np.sort(want, axis=None)
+        ok = np.abs(x - want) <= atol + rtol * np.abs(want)
+        if ok.all():
+            return
+        for value, message in mistakes:
+            value = np.asarray(value, dtype=float)
+            if value.shape == want.shape and np.allclose(
+                    np.sort(value, axis=None) if any_order else value,
+                    x, atol=atol, rtol=rtol):
+                raise Wrong(message)
+        bad = int((~ok).sum())
+        diff = x - want
+        if np.allclose(diff, diff.flat[0]) and float(diff.flat[0]).is_integer():
+            raise Wrong(f"every number is off by {diff.flat[0]:+g}")
+        nonzero = (want != 0) & (x != 0)
+        if nonzero.all():
+            how = how_far(float(x.flat[0]), float(want.flat[0]))
+            if how.startswith("too") and np.allclose(x / want, x.flat[0] / want.flat[0],
+                                                     rtol=0.02):
+                raise Wrong(f"every number is {how}")
+        where = "" if any_order else f"; the first at index {np.argwhere(~ok)[0].tolist()}"
+        raise Wrong(f"{bad} of {want.size} numbers are wrong{where}")
+
+    return check
+
+
+_YES = {"yes", "true", "y"}
+_NO = {"no", "false", "n"}
+
+
+def truth(expected, *, wrong_message=None):
+    """A checker for a yes/no answer: True/False, a NumPy or 0-d tensor bool, "yes"/"no"."""
+    def check(answer):
+        if isinstance(answer, str):
+            text = answer.strip().lower()
+            if text not in _YES | _NO:
+                raise Wrong(f"expected True or False, got the string {answer!r}")
+            value = text in _YES
+        elif isinstance(answer, (bool, np.bool_)):
+            value = bool(answer)
+        elif hasattr(answer, "dtype") and str(answer.dtype) in ("bool", "torch.bool") and (
+                getattr(answer, "ndim", 0) == 0):
+            value = bool(answer)
+        else:
+            raise Wrong(f"expected True or False, got {kind_of(answer)}")
+        if value != expected:
+            raise Wrong(wrong_message or "that is the wrong way round")
+
+    return check
+
+
+def word(expected, choices, *, aliases=None, mistakes=()):
+    """A checker for one word out of ``choices`` (case and surrounding spaces ignored).
+
+    ``aliases`` maps other spellings to a choice (``{"hessian": "second"}``); ``mistakes``
+    is a list of (wrong choice, message).
+    """
+    choices = [c.lower() for c in choices]
+    aliases = {k.lower(): v.lower() for k, v in (aliases or {}).items()}
+    if expected.lower() not in choices or not set(aliases.values()) <= set(choices):
+        raise ValueError(f"expected and every alias must be one of the choices {choices}")
+
+    def check(answer):
+        if not isinstance(answer, str):
+            raise Wrong(f"expected a string, one of {choices}, got {kind_of(answer)}")
+        text = answer.strip().lower()
+        text = aliases.get(text, text)
+        if text not in choices:
+            raise Wrong(f"expected one of {choices}, got {answer!r}")
+        if text != expected.lower():
+            raise Wrong(dict(mistakes).get(text, f"{text!r} is not right"))
+
+    return check
+
+
+def exception_type(expected):
+    """A checker for an exception: the class, an instance of it, or its name as a string."""
+    def check(answer):
+        if isinstance(answer, type) and issubclass(answer, BaseException):
+            name = answer.__name__
+        elif isinstance(answer, BaseException):
+            name = type(answer).__name__
+        elif isinstance(answer, str):
+            name = answer.strip()
+        elif isinstance(answer, bool) or answer is None:
+            raise Wrong("expected an exception class such as KeyError (something is raised)"
+                        if answer in (False, None) else
+                        "expected an exception class such as KeyError, not True")
+        else:
+            raise Wrong(f"expected an exception class such as KeyError, got {kind_of(answer)}")
+        if name != expected.__name__:
+            raise Wrong(f"{name} is not what is raised")
+
+    return check
+
+
+def function(reference, cases, *, result_checker, describe=repr):
+    """A checker for a function the student writes: it must agree with ``reference``.
+
+    ``cases`` is a list of argument tuples, or a function returning one (built only when
+    a check runs). For each case, ``result_checker(reference(*case))`` checks the
+    student's result; the message names the first case that fails (via ``describe``) and
+    how many fail, never the right result.
+
+    The checker also takes a :class:`CallResults` instead of a function (the results of
+    calling it on the cases, computed elsewhere), and its ``cases()`` returns the list of
+    cases to call it on.
+    """
+    def all_cases():
+        return list(cases() if callable(cases) else cases)
+
+    def check(answer):
+        given = isinstance(answer, CallResults)
+        if not given and not callable(answer):
+            raise Wrong(f"expected a function, got {kind_of(answer)}")
+        failures = []
+        tried = all_cases()
+        if given and len(answer) != len(tried):
+            raise Wrong(f"expected the results of {len(tried)} cases, got {len(answer)}")
+        for i, case in enumerate(tried):
+            if given:
+                result = answer[i]
+                if isinstance(result, Raised):
+                    raise Wrong(f"your function raised {result.type_name} ({result.text}) "
+                                f"for {describe(case)}")
+            else:
+                try:
+                    result = answer(*case)
+                except Exception as error:
+                    raise Wrong(f"your function raised {type(error).__name__} ({error}) "
+                                f"for {describe(case)}") from None
+            if is_placeholder(result):
+                raise NotAnswered
+            try:
+                result_checker(reference(*case))(result)
+            except Wrong as wrong:
+                failures.append((case, str(wrong)))
+        if failures:
+            case, why = failures[0]
+            raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
+                        f"{len(tried)} cases tried")
+
+    check.cases = all_cases
+    return check

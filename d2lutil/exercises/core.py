@@ -1,0 +1,269 @@
+"""The exercise mechanism: an :class:`Exercise` and what its checks return."""
+
+import math
+import numbers
+
+import numpy as np
+
+from d2lutil.exercises.answers import NotAnswered, Wrong, is_placeholder
+from d2lutil.exercises.display import Message, say, show, spans
+
+
+class Verdict:
+    """The result of ``Exercise.check``: truthy exactly when the answer is correct.
+
+    It compares equal to ``True`` or ``False``. Jupyter displays nothing for it, because
+    ``check`` has printed the message already; elsewhere its repr is ``True`` or ``False``.
+    """
+
+    __slots__ = ("correct", "message")
+
+    def __init__(self, correct, message):
+        self.correct = bool(correct)
+        self.message = message
+
+    def __bool__(self):
+        return self.correct
+
+    def __eq__(self, other):
+        if isinstance(other, (bool, np.bool_, Verdict)):
+            return self.correct == bool(other)
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self.correct)
+
+    def __repr__(self):
+        return repr(self.correct)
+
+    def _ipython_display_(self):
+        """Show nothing: the message is printed by ``check``."""
+
+
+
+class Exercise:
+    """One exercise of a notebook, with ``check``, ``hint`` and ``solution``.
+
+    Parameters
+    ----------
+    number : int
+        The exercise's number in its notebook (``ex1`` is 1).
+    parts : list of (name, checker)
+        One entry per answer ``check`` takes, in order; ``name`` says what the answer is
+        ("error of the even split"), ``checker`` is one of d2lutil.exercises.checkers or any
+        function that raises :class:`Wrong` or :class:`NotAnswered`. No parts: the
+        exercise is open-ended.
+    hints : list of str
+        At least one hint, from gentle to nearly the answer; maths between $ (LaTeX),
+        code between backticks (see d2lutil.exercises.display).
+    solution : str
+        The worked answer, written like the hints.
+    open_part : str, optional
+        The open-ended part of an otherwise checked exercise ("why a test misses it"),
+        named after a correct answer so the student compares it with the solution.
+    points : number or list of numbers, optional
+        What each part is worth when graded (:meth:`check_part`): one number for every
+        part, or one per part. Default 1 per part; an open-ended exercise has none.
+    """
+
+    def __init__(self, number, parts, *, hints, solution, open_part=None, points=None):
+        if not isinstance(number, int) or number < 1:
+            raise ValueError(f"number must be a positive int, got {number!r}")
+        parts = list(parts)
+        for part in parts:
+            if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], str)
+                    and callable(part[1])):
+                raise TypeError(f"each part must be a (name, checker) pair, got {part!r}")
+        hints = list(hints)
+        if not hints or not all(isinstance(h, str) and h.strip() for h in hints):
+            raise ValueError("hints must be a non-empty list of non-empty strings")
+        if not isinstance(solution, str) or not solution.strip():
+            raise ValueError("solution must be a non-empty string")
+        for i, hint in enumerate(hints, 1):
+            spans(hint, f"hint {i} of exercise {number}")
+        spans(solution, f"the solution of exercise {number}")
+        self.number = number
+        self.parts = parts
+        self.hints = hints
+        self._solution = solution
+        self.open_part = open_part
+        self.points = _points_per_part(points, len(parts))
+        self._next_hint = 1
+
+    @property
+    def name(self):
+        return f"ex{self.number}"
+
+    @property
+    def open_ended(self):
+        """True when nothing of the exercise can be checked (no parts)."""
+        return not self.parts
+
+    @property
+    def max_points(self):
+        """The points of all parts together (0 for an open-ended exercise)."""
+        return sum(self.points)
+
+    def __repr__(self):
+        kind = "open-ended" if self.open_ended else (
+            f"checked, {len(self.parts)} answer{'s' if len(self.parts) > 1 else ''}")
+        return (f"<Exercise {self.number} ({kind}): {self.name}.check(...), "
+                f"{self.name}.hint(), {self.name}.solution()>")
+
+    # --- check ----------------------------------------------------------------------------
+
+    def check(self, *answers, **named):
+        """Print whether ``answers`` are right, or what is off; return a :class:`Verdict`.
+
+        Give one answer per part, in order. Never raises.
+        """
+        try:
+            if named:
+                dots = ", ".join(["..."] * max(len(self.parts), 1))
+                correct, message = False, (f"Exercise {self.number}: give the answers by "
+                                           f"position, {self.name}.check({dots}), not by "
+                                           f"name ({', '.join(named)}).")
+            else:
+                correct, message = self._check(answers)
+        except Exception as error:  # a bug in a checker must not stop "Run all"
+            correct, message = False, (f"Exercise {self.number}: could not check this answer "
+                                       f"({type(error).__name__}: {error}).")
+        say(message)
+        return Verdict(correct, message)
+
+    def _check(self, answers):
+        head = f"Exercise {self.number}"
+        if self.open_ended:
+            if not answers or all(is_placeholder(a) for a in answers):
+                return False, (f"{head} (open-ended) is not answered yet: write your "
+                               "explanation in place of the ... (as a string), then run the "
+                               f"cell again. {self.name}.hint() gives a hint.")
+            return False, (f"{head} is open-ended: no check can grade an explanation. Compare "
+                           f"yours with {self.name}.solution().")
+        if len(answers) != len(self.parts):
+            names = ", ".join(name for name, _ in self.parts)
+            dots = ", ".join(["..."] * len(self.parts))
+            return False, (f"{head} asks for {len(self.parts)} answer"
+                           f"{'s' if len(self.parts) > 1 else ''} ({names}), got "
+                           f"{len(answers)}: {self.name}.check({dots}).")
+        results = [self._check_part(checker, answer)
+                   for (_, checker), answer in zip(self.parts, answers, strict=True)]
+        if all(r == "not answered yet" for r in results):
+            each = "each ..." if len(self.parts) > 1 else "the ..."
+            return False, (f"{head} is not answered yet: replace {each} with your answer and "
+                           "run the cell.")
+        correct = all(r == "correct" for r in results)
+        if correct:
+            message = f"{head}: correct."
+            if self.open_part:
+                part = self.open_part[:1].upper() + self.open_part[1:]
+                message += (f" {part} is open-ended, so no check grades it: compare your "
+                            f"reasoning with {self.name}.solution().")
+            return True, message
+        if len(self.parts) == 1:
+            return False, f"{head}: {results[0]}.{self._try_again()}"
+        lines = [f"{head}:"] + [f"- {name}: {r}" for (name, _), r in
+                                zip(self.parts, results, strict=True)]
+        return False, "\n".join(lines) + "\n" + self._try_again().strip()
+
+    def check_part(self, index, answer):
+        """Check the answer to part ``index`` (from 0, in the order of ``parts``) quietly.
+
+        Prints nothing and never raises for any ``answer``; returns a :class:`PartResult`
+        whose message is the one ``check`` shows for that part ("correct", "not answered
+        yet", "not right yet: ...") and whose points are the part's points when correct,
+        else 0. A bad ``index`` is an IndexError that names it.
+        """
+        if isinstance(index, bool) or not isinstance(index, int) or not (
+                0 <= index < len(self.parts)):
+            raise IndexError(f"index must be a part of exercise {self.number}, 0 to "
+                             f"{len(self.parts) - 1}, got {index!r}")
+        name, checker = self.parts[index]
+        try:
+            message = self._check_part(checker, answer)
+        except Exception as error:  # an answer whose own methods fail: a message, no raise
+            message = f"could not check this answer ({type(error).__name__}: {error})"
+        correct = message == "correct"
+        worth = self.points[index]
+        return PartResult(self.number, index, name, correct, message,
+                          worth if correct else 0, worth)
+
+    def _try_again(self):
+        return f" Try again, or {self.name}.hint() for a hint."
+
+    @staticmethod
+    def _check_part(checker, answer):
+        if is_placeholder(answer):
+            return "not answered yet"
+        try:
+            checker(answer)
+        except NotAnswered:
+            return "not answered yet"
+        except Wrong as wrong:
+            return f"not right yet: {wrong}"
+        except Exception as error:
+            return f"could not check this answer ({type(error).__name__}: {error})"
+        return "correct"
+
+    # --- hints and solution ---------------------------------------------------------------
+
+    def hint(self, level=None):
+        """Show a hint: the next one at each call, or hint number ``level`` (from 1).
+
+        In Jupyter it is displayed as Markdown with its maths typeset (a :class:`Message`);
+        elsewhere its raw text is printed.
+        """
+        count = len(self.hints)
+        if level is None:
+            level = self._next_hint
+        if not isinstance(level, int) or isinstance(level, bool) or not 1 <= level <= count:
+            say(f"Exercise {self.number} has {count} hint{'s' if count > 1 else ''}: "
+                f"{self.name}.hint() for the next one, or {self.name}.hint(1)"
+                + (f" to {self.name}.hint({count})." if count > 1 else "."))
+            return
+        self._next_hint = min(level + 1, count)
+        more = (f" (`{self.name}.hint()` again for the next one.)" if level < count else "")
+        show(Message(f"Exercise {self.number}, hint {level} of {count}:",
+                     self.hints[level - 1] + more))
+
+    def solution(self):
+        """Show the worked answer: Markdown with maths in Jupyter, raw text elsewhere."""
+        show(Message(f"Exercise {self.number}, solution:", self._solution))
+
+
+def _points_per_part(points, count):
+    """``points`` of ``Exercise`` as a list with one number per part."""
+    if points is None:
+        return [1] * count
+    each = list(points) if isinstance(points, (list, tuple)) else [points] * count
+    if len(each) != count or not all(
+            isinstance(p, numbers.Real) and not isinstance(p, (bool, np.bool_)) and p >= 0
+            and math.isfinite(p) for p in each):
+        raise ValueError(f"points must be a number >= 0 or a list of {count} such numbers "
+                         f"(one per part), got {points!r}")
+    return each
+
+
+class PartResult:
+    """The result of :meth:`Exercise.check_part`: one part of an exercise, graded.
+
+    ``exercise`` (its number), ``index`` (of the part, from 0), ``name`` (the part's),
+    ``correct``, ``message`` (as ``check`` says it for that part), ``points`` (earned) and
+    ``max_points`` (what the part is worth). Truthy exactly when correct.
+    """
+
+    __slots__ = ("exercise", "index", "name", "correct", "message", "points", "max_points")
+
+    def __init__(self, exercise, index, name, correct, message, points, max_points):
+        self.exercise, self.index, self.name = exercise, index, name
+        self.correct, self.message = bool(correct), message
+        self.points, self.max_points = points, max_points
+
+    def __bool__(self):
+        return self.correct
+
+    def __repr__(self):
+        return (f"<PartResult ex{self.exercise} part {self.index} ({self.name}): "
+                f"{self.points}/{self.max_points}, {self.message!r}>")
+
+
