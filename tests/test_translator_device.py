@@ -11,14 +11,19 @@ raises, as it would meet the GPU's tensors on a GPU.
 import pathlib
 import sys
 
+import matplotlib
 import nbformat
 import pytest
 import torch
 from torch.overrides import TorchFunctionMode
 
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "08_spelling_to_sound.ipynb"
 DEFINES = ("def add_to_class", "class Encoder", "class DecoderLayer", "class Translator",
-           "@add_to_class", "def sequence_loss", "@torch.no_grad()\ndef greedy_decode")
+           "@add_to_class", "def sequence_loss", "@torch.no_grad()\ndef greedy_decode",
+           "@torch.no_grad()\ndef teacher_forced", "def head_lab", "def draw_lab_maps")
 
 
 class RequireDevice(TorchFunctionMode):
@@ -41,16 +46,17 @@ def notebook():
     from torch import nn
     from torch.nn import functional as F
 
+    import d2lutil
     from d2lutil import KVCache, MultiHeadAttention, pronunciations
 
-    namespace = {"torch": torch, "nn": nn, "F": F, "KVCache": KVCache,
+    namespace = {"torch": torch, "nn": nn, "F": F, "KVCache": KVCache, "d2lutil": d2lutil,
                  "MultiHeadAttention": MultiHeadAttention, "pronunciations": pronunciations,
                  "letters": pronunciations.letter_vocab(),
                  "phonemes": pronunciations.Vocab(["AE", "K", "T"], name="phonemes"),
-                 "max_target_len": 6}
+                 "max_target_len": 6, "num_heads": 4, "plt": plt}
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
              if c.cell_type == "code" and c.source.lstrip().startswith(DEFINES)]
-    assert len(cells) >= 7, "the cells that define notebook 8's model were not found"
+    assert len(cells) >= 10, "the cells that define notebook 8's model were not found"
     for source in cells:
         exec(compile(source, str(NOTEBOOK), "exec"), namespace)
     return namespace
@@ -88,3 +94,32 @@ def test_greedy_decode_makes_its_tensors_on_the_models_device(notebook):
         without = notebook["greedy_decode"](model, words, use_cache=False)
     assert with_cache[0] == without[0]
     torch.testing.assert_close(with_cache[1], without[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def lab(notebook):
+    notebook["model"] = small_model(notebook)
+    yield notebook["head_lab"]
+    plt.close("all")
+
+
+def test_the_head_lab_pronounces_and_draws_a_made_up_word(lab, capsys):
+    said = lab("cim")
+    assert isinstance(said, list) and all(isinstance(p, str) for p in said)
+    assert capsys.readouterr().out.startswith("cim: ")
+    assert len(plt.gcf().axes) >= 4  # a map per head (and a colour bar)
+    assert isinstance(lab("cim", heads_off=[0, 2], values=True), list)
+    assert "(heads [0, 2] off)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("word", ["Cell", "c3ll", "ab", "abcdefghijklm"])
+def test_the_head_lab_prints_the_librarys_reason_for_a_bad_word(lab, capsys, word):
+    assert lab(word) is None
+    out = capsys.readouterr().out
+    assert out.startswith("ValueError: words must be 3 to 12 lower-case letters a-z")
+    assert "Traceback" not in out
+
+
+def test_the_head_lab_refuses_a_head_it_does_not_have(lab, capsys):
+    assert lab("cell", heads_off=[4]) is None
+    assert capsys.readouterr().out.startswith("ValueError: heads_off must be heads 0 to 3")
