@@ -23,7 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "08_spelling_to_sound.ipynb"
 DEFINES = ("def add_to_class", "class Encoder", "class DecoderLayer", "class Translator",
            "@add_to_class", "def sequence_loss", "@torch.no_grad()\ndef greedy_decode",
-           "@torch.no_grad()\ndef teacher_forced", "def head_lab", "def draw_lab_maps")
+           "@torch.no_grad()\ndef teacher_forced", "@torch.no_grad()\ndef value_norms",
+           "def head_lab", "def draw_lab_maps")
 
 
 class RequireDevice(TorchFunctionMode):
