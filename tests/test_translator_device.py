@@ -88,7 +88,8 @@ def test_forward_and_loss_make_their_tensors_on_the_inputs_device(notebook):
     assert logits.shape == (2, 4, 6) and loss.ndim == 0
 
 
-def test_greedy_decode_makes_its_tensors_on_the_models_device(notebook):
+def test_greedy_decode_makes_its_bos_column_with_device(notebook):
+    # (its letters come from encode_words on the CPU: on a GPU they need .to(device))
     model, words = small_model(notebook), ["cat", "attack"]
     with RequireDevice():
         with_cache = notebook["greedy_decode"](model, words)
