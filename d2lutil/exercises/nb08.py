@@ -5,13 +5,14 @@ says with ``SH AH N`` at the end (which of the others is open-ended); ``ex2``: t
 positions whose keys and values the decoder's self-attention projects while greedy
 decoding takes 11 steps, without a cache and with one; ``ex3``: the edit distance and
 the phoneme error rate of one pronunciation of "attention", by hand (which edits is
-open-ended).
+open-ended); ``ex4``: how many words begin with "ge", "gi" or "gy", and how many
+of them with ``JH`` (the head test for g is open-ended).
 The worked solutions are ``notebooks/solutions/08_solutions.ipynb``.
 """
 
 from . import Exercise, integer, number
 
-__all__ = ["ex1", "ex2", "ex3"]
+__all__ = ["ex1", "ex2", "ex3", "ex4"]
 
 ex1 = Exercise(
     1,
@@ -53,13 +54,13 @@ ex2 = Exercise(
              (66, "that is without a cache: with one, a step projects its new token "
                   "only")]))],
     hints=[
-        r"Step $t$ ($t = 1, \dots, 11$) of greedy decoding feeds the decoder `<bos>` and "
-        "the $t - 1$ phonemes so far, $t$ tokens in all. Without a cache every one of "
-        "them is projected to a key and a value again; with a cache only the newest.",
-        "Check it by counting: register a forward hook on "
-        "`model.decoder.self_attention.W_k` that adds up `input.shape[1]`, and decode "
-        "one word whose pronunciation the model ends after 10 phonemes, with and without "
-        "the cache.",
+        "Write down what the decoder is given at step 1, step 2 and step 3 of greedy "
+        "decoding, without a cache and with one, and count the tokens whose keys and "
+        "values are computed at each step.",
+        "Check it by counting: a forward hook on `model.decoder.self_attention.W_k` is "
+        "called as `hook(module, inputs, output)`, where `inputs` is a tuple; add up "
+        "`inputs[0].shape[1]` while you decode one word whose pronunciation the model "
+        "ends after 10 phonemes, with and without the cache.",
     ],
     solution=(
         r"Without a cache step $t$ projects $t$ tokens: $1 + 2 + \dots + 11 = 66$ "
@@ -90,7 +91,37 @@ ex3 = Exercise(
         "EH, substitute T -> SH and delete IY (or delete T and substitute IY -> SH): 4 "
         "edits, and no alignment does it with fewer, since the two differ in length by 1 "
         r"and in at least three aligned places. $\mathrm{PER} = 4/7 = 0.57$ for this "
-        "word. The model spells out the double t as two sounds and misses that -tion is "
-        "SH AH N here. See `solutions/08_solutions.ipynb`."),
+        "word. The model reads tt as one T, as the dictionary does, but says the t of "
+        "-tion as T followed by IY, where the dictionary has SH. See "
+        "`solutions/08_solutions.ipynb`."),
     open_part="which edits",
+)
+
+ex4 = Exercise(
+    4,
+    [("words beginning with ge, gi or gy", integer(
+        1148, what="count of words", mistakes=[
+            (717, "that counts the words beginning with ce, ci or cy; the question is "
+                  "about g")])),
+     ("of those, pronunciations beginning with JH", integer(
+         571, what="count of words", mistakes=[
+             (546, "that counts the ones beginning with G; the question asks for JH"),
+             (1148, "that is every word beginning with ge, gi or gy; compare the first "
+                    "phoneme with 'JH'")]))],
+    hints=[
+        "Use the dictionary as loaded, `pronunciations.load_dictionary()`: keep the "
+        "words whose first two letters are one of 'ge', 'gi', 'gy'.",
+        "For each of them look at the first phoneme, `entries[word][0]`. Do the same "
+        "for 'ce', 'ci', 'cy' and `S` to compare.",
+    ],
+    solution=(
+        "1148 words begin with ge, gi or gy, and 571 of them with JH (gem, giant, gym); "
+        "546 begin with G (get, girl, gift). For c the rule nearly holds: 573 of the "
+        "717 words beginning with ce, ci or cy begin with S. So the next letter "
+        "decides a g far less than a c: a look-ahead head can fetch the e, but the "
+        "model must also know the word. In notebook 8, redo the soft-c test with "
+        "`c_rows` rewritten for g (rows that predict JH for a g before e, i or y; the "
+        "control G before a, o or u) and the look-ahead head switched off. See "
+        "`solutions/08_solutions.ipynb`."),
+    open_part="what the look-ahead head does for a g",
 )

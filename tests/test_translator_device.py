@@ -1,0 +1,127 @@
+"""Notebook 8's translator runs wherever its parameters are: every tensor its code
+makes itself (positions, masks, the <bos> column) is made with ``device=``.
+
+The model's code is the notebook's own: the cells that define it are executed here
+(nothing trained). A CPU-only machine cannot see a tensor left on the CPU by mistake,
+so the tests watch the factory functions instead: under ``RequireDevice``, a call of
+``torch.arange``, ``torch.full``, ... from the notebook's code without ``device=``
+raises, as it would meet the GPU's tensors on a GPU.
+"""
+
+import pathlib
+import sys
+
+import matplotlib
+import nbformat
+import pytest
+import torch
+from torch.overrides import TorchFunctionMode
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "08_spelling_to_sound.ipynb"
+DEFINES = ("def add_to_class", "class Encoder", "class DecoderLayer", "class Translator",
+           "@add_to_class", "def sequence_loss", "@torch.no_grad()\ndef greedy_decode",
+           "@torch.no_grad()\ndef teacher_forced", "@torch.no_grad()\ndef value_norms",
+           "def head_lab", "def draw_lab_maps")
+
+
+class RequireDevice(TorchFunctionMode):
+    """Raise on a tensor factory called from the notebook's code without device=."""
+
+    FACTORIES = {torch.arange, torch.full, torch.zeros, torch.ones, torch.empty,
+                 torch.tensor, torch.randn, torch.rand}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        caller = sys._getframe(1).f_code.co_filename
+        if func in self.FACTORIES and caller == str(NOTEBOOK) and "device" not in kwargs:
+            raise AssertionError(f"notebook 8 calls torch.{func.__name__} without device=")
+        return func(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def notebook():
+    """The namespace of the notebook's model cells, with small vocabularies."""
+    from torch import nn
+    from torch.nn import functional as F
+
+    import d2lutil
+    from d2lutil import KVCache, MultiHeadAttention, pronunciations
+
+    namespace = {"torch": torch, "nn": nn, "F": F, "KVCache": KVCache, "d2lutil": d2lutil,
+                 "MultiHeadAttention": MultiHeadAttention, "pronunciations": pronunciations,
+                 "letters": pronunciations.letter_vocab(),
+                 "phonemes": pronunciations.Vocab(["AE", "K", "T"], name="phonemes"),
+                 "max_target_len": 6, "num_heads": 4, "plt": plt}
+    cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
+             if c.cell_type == "code" and c.source.lstrip().startswith(DEFINES)]
+    assert len(cells) >= 10, "the cells that define notebook 8's model were not found"
+    for source in cells:
+        exec(compile(source, str(NOTEBOOK), "exec"), namespace)
+    return namespace
+
+
+def small_model(notebook):
+    torch.manual_seed(0)
+    return notebook["Translator"](29, 6, 12, 6, num_hiddens=16, num_heads=4,
+                                  ffn_num_hiddens=32).eval()
+
+
+def test_a_factory_without_device_fails_here():
+    code = compile("torch.arange(3)", str(NOTEBOOK), "eval")
+    with RequireDevice(), pytest.raises(AssertionError, match="arange without device"):
+        eval(code, {"torch": torch})
+    with RequireDevice():
+        eval(compile("torch.arange(3, device='cpu')", str(NOTEBOOK), "eval"), {"torch": torch})
+        torch.arange(3)  # not the notebook's code
+
+
+def test_forward_and_loss_make_their_tensors_on_the_inputs_device(notebook):
+    model = small_model(notebook)
+    source = torch.zeros(2, 5, dtype=torch.long)
+    decoder_input = torch.zeros(2, 4, dtype=torch.long)
+    with RequireDevice():
+        logits = model(source, torch.tensor([5, 3]), decoder_input)
+        loss = notebook["sequence_loss"](logits, decoder_input, torch.tensor([4, 2]))
+    assert logits.shape == (2, 4, 6) and loss.ndim == 0
+
+
+def test_greedy_decode_makes_its_bos_column_with_device(notebook):
+    # (its letters come from encode_words on the CPU: on a GPU they need .to(device))
+    model, words = small_model(notebook), ["cat", "attack"]
+    with RequireDevice():
+        with_cache = notebook["greedy_decode"](model, words)
+        without = notebook["greedy_decode"](model, words, use_cache=False)
+    assert with_cache[0] == without[0]
+    torch.testing.assert_close(with_cache[1], without[1], rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def lab(notebook):
+    notebook["model"] = small_model(notebook)
+    yield notebook["head_lab"]
+    plt.close("all")
+
+
+def test_the_head_lab_pronounces_and_draws_a_made_up_word(lab, capsys):
+    said = lab("cim")
+    assert isinstance(said, list) and all(isinstance(p, str) for p in said)
+    assert capsys.readouterr().out.startswith("cim: ")
+    assert len(plt.gcf().axes) >= 4  # a map per head (and a colour bar)
+    assert isinstance(lab("cim", heads_off=[0, 2], values=True), list)
+    assert "(heads [0, 2] off)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("word", ["Cell", "c3ll", "ab", "abcdefghijklm"])
+def test_the_head_lab_prints_the_librarys_reason_for_a_bad_word(lab, capsys, word):
+    assert lab(word) is None
+    out = capsys.readouterr().out
+    assert out.startswith("ValueError: words must be 3 to 12 lower-case letters a-z")
+    assert "Traceback" not in out
+
+
+def test_the_head_lab_refuses_a_head_it_does_not_have(lab, capsys):
+    assert lab("cell", heads_off=[4]) is None
+    assert capsys.readouterr().out.startswith("ValueError: heads_off must be heads 0 to 3")
