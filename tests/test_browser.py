@@ -106,12 +106,6 @@ def html_of(rel):
     return rel[: -len(".ipynb")] + ".html"
 
 
-def pages(site):
-    out, chapter_rels, solution_rels = site
-    return ([out / "index.html"] + [out / html_of(rel) for rel in chapter_rels + solution_rels]
-            + [out / f"{plan.PAGE}.html"])
-
-
 def local_target(url):
     """The file a file:// link points at (without its #anchor), or None for other links."""
     parsed = urllib.parse.urlparse(url)
@@ -150,8 +144,24 @@ PAGE_STATE = """() => ({
 })"""
 
 
+WIDE_BLOCKS = """() => Array.from(document.querySelectorAll(
+    'article pre, article div.highlight, article .cell_output > *'))
+  .filter(e => e.scrollWidth > e.clientWidth)
+  .map(e => [e.closest('.cell')?.querySelector('pre')?.innerText.split('\\n')[0] || '',
+             e.scrollWidth, e.clientWidth])"""
+
+# A code block of ``n`` characters on one line, after the first code block of the page.
+ADD_LINE = """n => { const first = document.querySelector('div.cell_input div.highlight');
+  const copy = first.cloneNode(true); copy.classList.add('probe');
+  const pre = copy.querySelector('pre'); pre.textContent = 'W'.repeat(n);
+  first.after(copy); return pre.scrollWidth > pre.clientWidth; }"""
+
+
 def state_of(tab, path):
-    return tab.open(path, MATH_DONE).evaluate(PAGE_STATE)
+    """What a reader finds on the page at ``path``; ``wide``: its code blocks and outputs
+    that scroll sideways at the tab's 1280 px ([first line, scrollWidth, clientWidth])."""
+    page = tab.open(path, MATH_DONE)
+    return {**page.evaluate(PAGE_STATE), "wide": page.evaluate(WIDE_BLOCKS)}
 
 
 def accessibility_problems(page, where, everything=False):
@@ -192,6 +202,7 @@ def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
     decks = [local_target(href) for _, href in state["links"] if "/slides/" in href]
     assert decks == [out / "slides" / pathlib.Path(html_of(rel)).name for rel in chapter_rels]
     assert all(d.is_file() for d in decks)
+    assert state["wide"] == [], state["wide"]
     assert accessibility_problems(tab.page, "index.html") == []
 
 
@@ -218,6 +229,8 @@ def test_every_page(site, tab, kind):
         assert levels[:1] == [1] and levels.count(1) == 1, (where, state["headings"])
         skips = [h for (a, _), h in itertools.pairwise(state["headings"]) if h[0] > a + 1]
         assert not skips, f"{where}: headings that skip a level: {skips}"
+        # Code and outputs fit the page (test_code_and_outputs_fit_the_page_at_1280).
+        assert state["wide"] == [], f"{where}: blocks that scroll sideways: {state['wide']}"
         # Formulas: every one typeset, none left as raw TeX.
         assert state["typeset"] == state["math"], f"{where}: untypeset formulas"
         assert state["mathErrors"] == 0 and state["rawMath"] == [], (where, state["rawMath"])
@@ -282,6 +295,7 @@ def test_teaching_plan_page(site, tab):
         assert target is None or target.exists(), f"link {text!r} to {href}"
     assert "make grade SUBMISSIONS=DIR" in state["text"]
     assert state["typeset"] == state["math"] and state["rawMath"] == [], state["rawMath"]
+    assert state["wide"] == [], state["wide"]
     assert accessibility_problems(tab.page, page.name) == []
 
 
@@ -374,42 +388,25 @@ def test_menu_button_hides_and_shows_the_sidebar_on_a_laptop(site, tab):
 
 # Every block of code or printed output (and anything else in an output) that is wider than
 # its box: it scrolls sideways, or spills out of the text column.
-WIDE_BLOCKS = """() => Array.from(document.querySelectorAll(
-    'article pre, article div.highlight, article .cell_output > *'))
-  .filter(e => e.scrollWidth > e.clientWidth)
-  .map(e => [e.closest('.cell')?.querySelector('pre')?.innerText.split('\\n')[0] || '',
-             e.scrollWidth, e.clientWidth])"""
-
-# A code block of ``n`` characters on one line, after the first code block of the page.
-ADD_LINE = """n => { const first = document.querySelector('div.cell_input div.highlight');
-  const copy = first.cloneNode(true); copy.classList.add('probe');
-  const pre = copy.querySelector('pre'); pre.textContent = 'W'.repeat(n);
-  first.after(copy); return pre.scrollWidth > pre.clientWidth; }"""
-
-
 def test_code_and_outputs_fit_the_page_at_1280(site, tab):
     """At 1280x900 no code block or output of any page scrolls sideways: the notebooks
-    keep to 79 characters a line (tests/hygiene.py, ruff) and the page holds them."""
+    keep to 79 characters a line (tests/hygiene.py, ruff) and the page holds them. Every
+    page's visit asserts it (``state_of``'s ``wide``: the index, each chapter and solutions
+    page, the teaching plan); here, that the measure can fail."""
     import hygiene
 
     out, chapter_rels, _ = site
-    wide = {}
-    for path in pages(site):
-        page = tab.open(path, MATH_DONE)
-        found = page.evaluate(WIDE_BLOCKS)
-        if found:
-            wide[path.relative_to(out).as_posix()] = found
-        if path == out / html_of(chapter_rels[0]):
-            # The measure can fail: a line one wider than the notebooks may hold (but not
-            # much wider) fits too, and a line of 100 does not.
-            limit = hygiene.MAX_LINE
-            assert page.evaluate(ADD_LINE, limit) is False, f"a {limit}-character line scrolls"
-            assert page.evaluate(ADD_LINE, limit + 1) is False
-            assert page.evaluate(ADD_LINE, 100) is True
-            page.evaluate("document.querySelectorAll('.probe').forEach(e => e.remove())")
-            screenshot(page, out.parent / "screenshot-code-1280.png")
-    assert not wide, "blocks that scroll sideways at 1280 px ([first line, scrollWidth, " \
-        "clientWidth]):\n" + "\n".join(f"{k}: {v}" for k, v in wide.items())
+    page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
+    # A line one wider than the notebooks may hold (but not much wider) fits too, and a
+    # line of 100 does not.
+    limit = hygiene.MAX_LINE
+    assert page.evaluate(ADD_LINE, limit) is False, f"a {limit}-character line scrolls"
+    assert page.evaluate(ADD_LINE, limit + 1) is False
+    assert page.evaluate(ADD_LINE, 100) is True
+    assert page.evaluate(WIDE_BLOCKS) != []
+    page.evaluate("document.querySelectorAll('.probe').forEach(e => e.remove())")
+    assert page.evaluate(WIDE_BLOCKS) == []
+    screenshot(page, out.parent / "screenshot-code-1280.png")
 
 
 SLIDE_WITH_FORMULA = """() => {
