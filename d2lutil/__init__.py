@@ -14,7 +14,9 @@ Modules, one per concern:
 * ``d2lutil.pronunciations``: the CMU Pronouncing Dictionary as a spelling-to-sound
   task: reading, split, vocabularies, padded batches, error rates (notebook 8);
 * ``d2lutil.letter_sound``: which letters spell which phonemes, a letter-to-phoneme
-  aligner fitted by EM (notebook 8);
+  aligner fitted by EM (notebook 9);
+* ``d2lutil.translator``: the spelling-to-sound translator, its loss, schedule,
+  training loop and greedy decoding (notebook 8 shows it, notebook 9 retrains it);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,

@@ -103,16 +103,19 @@ def test_what_a_notebook_shows_of_the_library_is_the_library():
     import io
 
     import d2lutil
+    from d2lutil import translator
 
     shown = [(path.name, cell) for path in book.all_notebooks()
              for cell in book.read(path).cells
              if cell.cell_type == "code" and "inspect.getsource(" in cell.source]
-    assert len(shown) >= 4  # 6: the model and the head mask; 7: shared heads, the cache
+    # 6: the model and the head mask; 7: shared heads, the cache; 8: the translator
+    assert len(shown) >= 11
     for name, cell in shown:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             exec(cell.source, {"inspect": inspect, "d2lutil": d2lutil,
-                               "MultiHeadAttention": d2lutil.MultiHeadAttention})
+                               "MultiHeadAttention": d2lutil.MultiHeadAttention,
+                               "translator": translator})
         stored = "".join(out.text for out in cell.outputs if out.output_type == "stream")
         assert printed.getvalue() == stored, (
             f"{name}: the library's code changed since it was stored; re-run `make execute`")

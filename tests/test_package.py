@@ -7,7 +7,8 @@ from import_probe import imported_modules
 def test_import_does_not_pull_in_d2l_or_torchvision():
     """Not by d2lutil, nor by any of its modules (tasks, cost, alignment, diagrams, ...)."""
     imported = imported_modules()
-    assert {"d2lutil.tasks", "d2lutil.cost", "d2lutil.alignment"} <= imported["every module"]
+    assert {"d2lutil.tasks", "d2lutil.cost", "d2lutil.alignment",
+            "d2lutil.translator"} <= imported["every module"]
     assert {"d2l", "torchvision", "pandas", "scipy"} & imported["every module"] == set()
     assert imported["stderr"] == ""
 

@@ -1,11 +1,12 @@
-"""Notebook 8's translator runs wherever its parameters are: every tensor its code
-makes itself (positions, masks, the <bos> column) is made with ``device=``.
+"""Notebook 8's translator (``d2lutil.translator``) runs wherever its parameters are:
+every tensor its code makes itself (positions, masks, the <bos> column) is made with
+``device=``; so does the head lab that notebook 9 defines on it.
 
-The model's code is the notebook's own: the cells that define it are executed here
-(nothing trained). A CPU-only machine cannot see a tensor left on the CPU by mistake,
-so the tests watch the factory functions instead: under ``RequireDevice``, a call of
-``torch.arange``, ``torch.full``, ... from the notebook's code without ``device=``
-raises, as it would meet the GPU's tensors on a GPU.
+The model's code is the library's; the head lab's is notebook 9's own: the cells that
+define it are executed here (nothing trained). A CPU-only machine cannot see a tensor left
+on the CPU by mistake, so the tests watch the factory functions instead: under
+``RequireDevice``, a call of ``torch.arange``, ``torch.full``, ... from the translator's
+code without ``device=`` raises, as it would meet the GPU's tensors on a GPU.
 """
 
 import pathlib
@@ -20,15 +21,16 @@ from torch.overrides import TorchFunctionMode
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "08_spelling_to_sound.ipynb"
-DEFINES = ("def add_to_class", "class Encoder", "class DecoderLayer", "class Translator",
-           "@add_to_class", "def sequence_loss", "@torch.no_grad()\ndef greedy_decode",
-           "@torch.no_grad()\ndef teacher_forced", "@torch.no_grad()\ndef value_norms",
+from d2lutil import translator  # noqa: E402
+
+MODULE = pathlib.Path(translator.__file__).resolve()
+NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "09_reading_the_heads.ipynb"
+DEFINES = ("@torch.no_grad()\ndef teacher_forced", "@torch.no_grad()\ndef value_norms",
            "def head_lab", "def draw_lab_maps")
 
 
 class RequireDevice(TorchFunctionMode):
-    """Raise on a tensor factory called from the notebook's code without device=."""
+    """Raise on a tensor factory called from the translator's code without device=."""
 
     FACTORIES = {torch.arange, torch.full, torch.zeros, torch.ones, torch.empty,
                  torch.tensor, torch.randn, torch.rand}
@@ -36,71 +38,71 @@ class RequireDevice(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         caller = sys._getframe(1).f_code.co_filename
-        if func in self.FACTORIES and caller == str(NOTEBOOK) and "device" not in kwargs:
-            raise AssertionError(f"notebook 8 calls torch.{func.__name__} without device=")
+        if func in self.FACTORIES and caller == str(MODULE) and "device" not in kwargs:
+            raise AssertionError(f"d2lutil.translator calls torch.{func.__name__} "
+                                 "without device=")
         return func(*args, **kwargs)
 
 
 @pytest.fixture(scope="module")
 def notebook():
-    """The namespace of the notebook's model cells, with small vocabularies."""
-    from torch import nn
-    from torch.nn import functional as F
-
+    """The namespace of notebook 9's head-lab cells, with small vocabularies."""
     import d2lutil
-    from d2lutil import KVCache, MultiHeadAttention, pronunciations
+    from d2lutil import pronunciations
 
-    namespace = {"torch": torch, "nn": nn, "F": F, "KVCache": KVCache, "d2lutil": d2lutil,
-                 "MultiHeadAttention": MultiHeadAttention, "pronunciations": pronunciations,
+    namespace = {"torch": torch, "d2lutil": d2lutil, "pronunciations": pronunciations,
+                 "translator": translator, "greedy_decode": translator.greedy_decode,
                  "letters": pronunciations.letter_vocab(),
                  "phonemes": pronunciations.Vocab(["AE", "K", "T"], name="phonemes"),
-                 "max_target_len": 6, "num_heads": 4, "plt": plt}
+                 "num_heads": 4, "plt": plt}
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
              if c.cell_type == "code" and c.source.lstrip().startswith(DEFINES)]
-    assert len(cells) >= 10, "the cells that define notebook 8's model were not found"
+    assert len(cells) == 4, "the cells that define notebook 9's head lab were not found"
     for source in cells:
         exec(compile(source, str(NOTEBOOK), "exec"), namespace)
     return namespace
 
 
-def small_model(notebook):
+def small_model():
     torch.manual_seed(0)
-    return notebook["Translator"](29, 6, 12, 6, num_hiddens=16, num_heads=4,
-                                  ffn_num_hiddens=32).eval()
+    return translator.Translator(29, 6, 12, 6, num_hiddens=16, num_heads=4,
+                                 ffn_num_hiddens=32).eval()
 
 
 def test_a_factory_without_device_fails_here():
-    code = compile("torch.arange(3)", str(NOTEBOOK), "eval")
+    code = compile("torch.arange(3)", str(MODULE), "eval")
     with RequireDevice(), pytest.raises(AssertionError, match="arange without device"):
         eval(code, {"torch": torch})
     with RequireDevice():
-        eval(compile("torch.arange(3, device='cpu')", str(NOTEBOOK), "eval"), {"torch": torch})
-        torch.arange(3)  # not the notebook's code
+        eval(compile("torch.arange(3, device='cpu')", str(MODULE), "eval"), {"torch": torch})
+        torch.arange(3)  # not the translator's code
 
 
-def test_forward_and_loss_make_their_tensors_on_the_inputs_device(notebook):
-    model = small_model(notebook)
+def test_forward_and_loss_make_their_tensors_on_the_inputs_device():
+    model = small_model()
     source = torch.zeros(2, 5, dtype=torch.long)
     decoder_input = torch.zeros(2, 4, dtype=torch.long)
     with RequireDevice():
         logits = model(source, torch.tensor([5, 3]), decoder_input)
-        loss = notebook["sequence_loss"](logits, decoder_input, torch.tensor([4, 2]))
+        loss = translator.sequence_loss(logits, decoder_input, torch.tensor([4, 2]))
     assert logits.shape == (2, 4, 6) and loss.ndim == 0
 
 
 def test_greedy_decode_makes_its_bos_column_with_device(notebook):
     # (its letters come from encode_words on the CPU: on a GPU they need .to(device))
-    model, words = small_model(notebook), ["cat", "attack"]
+    model, words = small_model(), ["cat", "attack"]
+    letters, phonemes = notebook["letters"], notebook["phonemes"]
     with RequireDevice():
-        with_cache = notebook["greedy_decode"](model, words)
-        without = notebook["greedy_decode"](model, words, use_cache=False)
+        with_cache = translator.greedy_decode(model, words, letters, phonemes)
+        without = translator.greedy_decode(model, words, letters, phonemes,
+                                           use_cache=False)
     assert with_cache[0] == without[0]
     torch.testing.assert_close(with_cache[1], without[1], rtol=1e-5, atol=1e-5)
 
 
 @pytest.fixture
 def lab(notebook):
-    notebook["model"] = small_model(notebook)
+    notebook["model"] = small_model()
     yield notebook["head_lab"]
     plt.close("all")
 

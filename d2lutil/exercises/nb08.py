@@ -5,14 +5,14 @@ says with ``SH AH N`` at the end (which of the others is open-ended); ``ex2``: t
 positions whose keys and values the decoder's self-attention projects while greedy
 decoding takes 11 steps, without a cache and with one; ``ex3``: the edit distance and
 the phoneme error rate of one pronunciation of "attention", by hand (which edits is
-open-ended); ``ex4``: how many words begin with "ge", "gi" or "gy", and how many
-of them with ``JH`` (the head test for g is open-ended).
+open-ended). Exercise 4 of earlier versions, the soft g and the head test, is
+notebook 9's ``ex1`` (``d2lutil.exercises.nb09``).
 The worked solutions are ``notebooks/solutions/08_solutions.ipynb``.
 """
 
 from . import Exercise, integer, number
 
-__all__ = ["ex1", "ex2", "ex3", "ex4"]
+__all__ = ["ex1", "ex2", "ex3"]
 
 ex1 = Exercise(
     1,
@@ -95,33 +95,4 @@ ex3 = Exercise(
         "-tion as T followed by IY, where the dictionary has SH. See "
         "`solutions/08_solutions.ipynb`."),
     open_part="which edits",
-)
-
-ex4 = Exercise(
-    4,
-    [("words beginning with ge, gi or gy", integer(
-        1148, what="count of words", mistakes=[
-            (717, "that counts the words beginning with ce, ci or cy; the question is "
-                  "about g")])),
-     ("of those, pronunciations beginning with JH", integer(
-         571, what="count of words", mistakes=[
-             (546, "that counts the ones beginning with G; the question asks for JH"),
-             (1148, "that is every word beginning with ge, gi or gy; compare the first "
-                    "phoneme with 'JH'")]))],
-    hints=[
-        "Use the dictionary as loaded, `pronunciations.load_dictionary()`: keep the "
-        "words whose first two letters are one of 'ge', 'gi', 'gy'.",
-        "For each of them look at the first phoneme, `entries[word][0]`. Do the same "
-        "for 'ce', 'ci', 'cy' and `S` to compare.",
-    ],
-    solution=(
-        "1148 words begin with ge, gi or gy, and 571 of them with JH (gem, giant, gym); "
-        "546 begin with G (get, girl, gift). For c the rule nearly holds: 573 of the "
-        "717 words beginning with ce, ci or cy begin with S. So the next letter "
-        "decides a g far less than a c: a look-ahead head can fetch the e, but the "
-        "model must also know the word. In notebook 8, redo the soft-c test with "
-        "`c_rows` rewritten for g (rows that predict JH for a g before e, i or y; the "
-        "control G before a, o or u) and the look-ahead head switched off. See "
-        "`solutions/08_solutions.ipynb`."),
-    open_part="what the look-ahead head does for a g",
 )
