@@ -48,6 +48,10 @@ __all__ = [
     "sequence_copy_targets",
     "sample_sequence_copy",
     "CopyBothModel",
+    "train_copy_both",
+    "head_maps",
+    "mixing",
+    "per_head_outputs",
 ]
 
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -305,3 +309,65 @@ class CopyBothModel(nn.Module):
         attended = self.attention(queries, keys, values, head_mask=head_mask)
         # (batch_size, n, num_hiddens) -> (batch_size, n, 2 * value_size)
         return self.readout(attended)
+
+
+def train_copy_both(num_heads, num_hiddens=16, seed=0, num_steps=600,
+                    batch_size=64, lr=0.01, n=8, m=8):
+    """A CopyBothModel trained on fresh batches of the copy-both task."""
+    check_seed(seed)
+    check_positive_int("num_steps", num_steps)
+    torch.manual_seed(seed)  # the initial parameters
+    model = CopyBothModel(num_hiddens, num_heads, num_positions=n,
+                          value_size=m)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    loss_fn = nn.MSELoss()
+    # a seeded stream of fresh batches
+    batches = torch.Generator().manual_seed(seed)
+    for _ in range(num_steps):
+        values, targets = sample_sequence_copy(batch_size, n, m,
+                                               generator=batches)
+        loss = loss_fn(model(values), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model
+
+
+def head_maps(model, values):
+    """A CopyBothModel's weights: (num_heads, n outputs, n sources).
+
+    The same for every sequence (queries and keys mark positions only), so the
+    first sequence of ``values`` (batch_size, n, m) shows them.
+    """
+    if not isinstance(model, CopyBothModel):
+        raise TypeError("model must be a CopyBothModel, got "
+                        f"{type(model).__name__}")
+    model(values[:1])  # the model keeps the weights of its last call
+    return model.attention.attention_weights[0].detach()
+
+
+def mixing(model, values):
+    """Each head's weights on source j and on source n+1-j, per output j:
+    (n, num_heads, 2)."""
+    w = head_maps(model, values)
+    n = w.shape[-1]
+    outputs = torch.arange(n)
+    on_j = w[:, outputs, outputs]                # (num_heads, n)
+    on_mirror = w[:, outputs, n - 1 - outputs]   # (num_heads, n)
+    # (num_heads, n, 2) -> (n, num_heads, 2)
+    return torch.stack([on_j, on_mirror], dim=-1).transpose(0, 1)
+
+
+def per_head_outputs(model, values):
+    """Each head's output before W_o: (batch_size, n, num_heads, p)."""
+    attention = model.attention
+    # the same for every sequence: (num_heads, n outputs, n sources)
+    weights = head_maps(model, values)
+    with torch.no_grad():
+        # (batch_size, n sources, num_hiddens)
+        # -> (batch_size, n sources, num_heads, p)
+        projected = attention.W_v(values).reshape(
+            *values.shape[:2], attention.num_heads, -1)
+        # head i, output j: the sum over sources k of
+        # weights[i, j, k] * projected[b, k, i]
+        return torch.einsum("ijk,bkip->bjip", weights, projected)

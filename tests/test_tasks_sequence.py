@@ -109,3 +109,62 @@ def test_copy_both_model_maps_values_to_both_copies_and_obeys_the_head_mask():
     assert model(values).shape == (3, 8, 16) and model.attention.W_k.out_features == 8
     # no biases after the heads: switching every head off leaves nothing
     assert not model(values, head_mask=torch.zeros(4)).any()
+
+
+# --- notebook 6's training loop and readings, shared with its solutions ---------------------
+
+def test_train_copy_both_is_seeded_and_learns():
+    short = {"num_heads": 2, "num_steps": 40}
+    first, again = tasks.train_copy_both(**short), tasks.train_copy_both(**short)
+    other = tasks.train_copy_both(seed=1, **short)
+    for a, b in zip(first.parameters(), again.parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not all(torch.equal(a, c)
+                   for a, c in zip(first.parameters(), other.parameters(), strict=True))
+    values, targets = tasks.sample_sequence_copy(256, generator=5)
+    torch.manual_seed(0)
+    untrained = tasks.CopyBothModel(16, 2)
+    with torch.no_grad():
+        before = tasks.relative_squared_error(untrained(values).reshape(-1, 16),
+                                              targets.reshape(-1, 16))
+        after = tasks.relative_squared_error(first(values).reshape(-1, 16),
+                                             targets.reshape(-1, 16))
+    assert after < 0.8 * before
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"num_steps": 0}, ValueError, "num_steps must be a positive int, got 0"),
+    ({"seed": "0"}, TypeError, "seed must be an int, got str"),
+])
+def test_train_copy_both_rejects_bad_arguments(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        tasks.train_copy_both(2, **kwargs)
+
+
+def test_head_maps_and_mixing_read_the_weights_of_every_sequence():
+    torch.manual_seed(0)
+    model = tasks.CopyBothModel(16, 4)
+    values, _ = tasks.sample_sequence_copy(3, generator=1)
+    maps = tasks.head_maps(model, values)
+    assert maps.shape == (4, 8, 8)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(4, 8))
+    other, _ = tasks.sample_sequence_copy(3, generator=2)
+    assert torch.equal(tasks.head_maps(model, other), maps)  # positions only
+    mix = tasks.mixing(model, values)
+    assert mix.shape == (8, 4, 2)
+    for j in range(8):
+        for i in range(4):
+            assert mix[j, i, 0] == maps[i, j, j] and mix[j, i, 1] == maps[i, j, 7 - j]
+    with pytest.raises(TypeError, match="model must be a CopyBothModel, got Linear"):
+        tasks.head_maps(torch.nn.Linear(2, 2), values)
+
+
+def test_per_head_outputs_rebuild_the_model_output():
+    torch.manual_seed(0)
+    model = tasks.CopyBothModel(16, 4)
+    values, _ = tasks.sample_sequence_copy(5, generator=3)
+    heads = tasks.per_head_outputs(model, values)
+    assert heads.shape == (5, 8, 4, 4)
+    with torch.no_grad():
+        rebuilt = model.readout(model.attention.W_o(heads.reshape(5, 8, 16)))
+        torch.testing.assert_close(rebuilt, model(values))
