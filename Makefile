@@ -4,6 +4,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# pip installs uv (pinned in requirements.txt), and uv the rest (tools/install.py: from
+# the indexes, wheel folders and constraints pip is configured with; uv's cache is reused).
 PIP_FLAGS ?= --no-cache-dir --disable-pip-version-check --quiet
 # The browser assets of the site, slides and browser test (package.json), from npm.
 NODE_STAMP := node_modules/.package-lock.json
@@ -44,9 +46,9 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
 $(STAMP): requirements.txt requirements-d2l.txt pyproject.toml jupyter/lab/settings/overrides.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(PIP_FLAGS) --upgrade "pip>=24"
-	$(BIN)/python -m pip install $(PIP_FLAGS) -r requirements.txt
-	$(BIN)/python -m pip install $(PIP_FLAGS) --no-deps -r requirements-d2l.txt
+	$(BIN)/python -m pip install $(PIP_FLAGS) "$$(grep -m1 '^uv==' requirements.txt)"
+	$(BIN)/python tools/install.py -r requirements.txt
+	$(BIN)/python tools/install.py --no-deps -r requirements-d2l.txt
 	mkdir -p $(LAB_SETTINGS)
 	cp jupyter/lab/settings/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $@
