@@ -33,25 +33,37 @@ def skip_or_fail(message):
 
 
 @pytest.fixture(scope="session")
-def browser():
+def chromium():
+    """The path of the system's Chromium, with Playwright to drive it (else a skip)."""
     path = find_chromium()
     if path is None:
         skip_or_fail("chromium is not installed")
     try:
-        from playwright.sync_api import sync_playwright
+        import playwright.sync_api  # noqa: F401
     except ImportError:
         skip_or_fail("playwright is not installed (pip install -r requirements.txt)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser(chromium):
+    """Chromium for one test file. Per file, not per session: Playwright's event loop runs
+    while it is open, and nbclient, which the notebooks' tests run on the same worker,
+    cannot start its own beside it; so a browser file can run in any place of the order
+    (root conftest.py, LONGEST_FIRST)."""
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
         # --host-resolver-rules: no host name resolves, so nothing outside the site can load;
         # except 127.0.0.1, where the JupyterLab tests below start their own server.
-        b = p.chromium.launch(executable_path=path, args=[
+        b = p.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"])
         yield b
         b.close()
 
 
 @pytest.fixture(scope="session")
-def site(browser, tmp_path_factory):
+def site(chromium, tmp_path_factory):
     """(built site folder, chapter relpaths, solutions relpaths), built once (and not at all
     when the test is skipped for want of a browser).
 
