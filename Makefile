@@ -25,9 +25,10 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help chapter test test-roundoff test-grade grade execute robust lab present lint bench clean
+.PHONY: help setup chapter test test-roundoff test-grade grade execute robust lab present lint bench clean
 
 help:
+	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make test-roundoff   the notebooks under nbval with another CPU's round-off"
@@ -56,6 +57,10 @@ $(STAMP): requirements.txt requirements-d2l.txt pyproject.toml jupyter/lab/setti
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+
+# `make setup`: .venv and node_modules, which every other target sets up first
+# (`make -j2 setup` fills both at once).
+setup: $(STAMP) $(NODE_STAMP)
 
 chapter: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python tools/chapter.py build --out build/site
