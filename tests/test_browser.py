@@ -422,41 +422,47 @@ SLIDE_WITH_FORMULA = """() => {
 }"""
 
 
-def test_slides_show_figures_and_formulas(site, tab):
-    """Every deck loads offline with its figures and links; the first shows its formulas."""
+def deck_problems(page, out, name):
+    """What is wrong with the open deck ``name`` of the site in ``out``: too few slides,
+    figures that did not load or have no alt text, links to missing files, no link to the
+    site (tests/test_browser_slides.py checks every deck with it)."""
+    problems = []
+    if page.evaluate("document.querySelectorAll('.reveal .slides section').length") <= 1:
+        problems.append(f"{name}: one slide or none")
+    images = page.eval_on_selector_all(
+        "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
+               "i.naturalWidth > 0, i.getAttribute('alt')])")
+    problems += [f"{name}: image {src} did not load" for src, ok, _ in images if not ok]
+    problems += [f"{name}: image {src} has no alt text" for src, _, alt in images if not alt]
+    links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    targets = {local_target(h) for h in links}
+    problems += [f"{name}: link to missing {h}" for h in links
+                 if local_target(h) is not None and not local_target(h).exists()]
+    if out / "index.html" not in targets:
+        problems.append(f"{name}: no link to the site")
+    return problems
+
+
+def test_the_first_deck_shows_its_formulas(site, tab):
+    """The first deck, offline: its figures and links (as every deck's, in
+    tests/test_browser_slides.py), and a slide whose formula MathJax shows."""
     out, chapter_rels, _ = site
-    for rel in chapter_rels:
-        deck = out / "slides" / pathlib.Path(html_of(rel)).name
-        first = rel == chapter_rels[0]
-        # MathJax 2 typesets a whole deck in seconds: waited for in the first deck only.
-        page = tab.open(deck, "document.querySelector('.reveal.ready')" + (
-            " && window.MathJax && MathJax.Hub && MathJax.Hub.queue.pending === 0"
-            if first else ""))
-        name = deck.name
-        assert page.evaluate("document.querySelectorAll('.reveal .slides section').length") > 1
-        images = page.eval_on_selector_all(
-            "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
-                   "i.naturalWidth > 0, i.getAttribute('alt')])")
-        assert all(ok for _, ok, _ in images), f"{name}: images that did not load: {images}"
-        assert all(alt for _, _, alt in images), f"{name}: images without alt text"
-        links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
-        for href in links:
-            target = local_target(href)
-            assert target is None or target.exists(), f"{name}: link to missing {href}"
-        assert out / "index.html" in {local_target(h) for h in links}, f"{name}: no site link"
-        if not first:
-            continue
-        assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
-        slide = page.evaluate(SLIDE_WITH_FORMULA)
-        assert slide, f"{name}: no slide holds a typeset formula"
-        screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
-        page.evaluate(f"location.hash = '{slide}'")
-        page.wait_for_timeout(1500)  # the slide transition
-        visible = page.evaluate(
-            "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
-            ".filter(e => e.getBoundingClientRect().width > 0).length")
-        screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-formula.png")
-        assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
+    deck = out / "slides" / pathlib.Path(html_of(chapter_rels[0])).name
+    name = deck.name
+    page = tab.open(deck, "document.querySelector('.reveal.ready') && window.MathJax && "
+                          "MathJax.Hub && MathJax.Hub.queue.pending === 0")
+    assert deck_problems(page, out, name) == []
+    assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
+    slide = page.evaluate(SLIDE_WITH_FORMULA)
+    assert slide, f"{name}: no slide holds a typeset formula"
+    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
+    page.evaluate(f"location.hash = '{slide}'")
+    page.wait_for_timeout(1500)  # the slide transition
+    visible = page.evaluate(
+        "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
+        ".filter(e => e.getBoundingClientRect().width > 0).length")
+    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-formula.png")
+    assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
 
 
 # Every slide of a deck, as [h, v] for Reveal.slide.

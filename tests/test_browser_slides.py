@@ -13,6 +13,7 @@ from test_browser import (
     SLIDE_INDICES,
     SLIDE_SETTLED,
     WAIT_MS,
+    deck_problems,
     html_of,
     screenshot,
 )
@@ -41,7 +42,8 @@ VISIT_SLIDE = f"""async ([h, v, waitMs]) => {{
 
 
 def test_every_slide_fits_a_1280x800_screen(site, browser):
-    """Each slide of each deck, at 1280x800: nothing lies outside the screen (a slide taller
+    """Each deck loads offline with its figures and links (``deck_problems``), and each
+    slide of each deck, at 1280x800: nothing lies outside the screen (a slide taller
     than the deck is shrunk, to at most chapter.SLIDE_MIN_ZOOM, and then it must fit), no
     code or output scrolls sideways, and outputs never wrap (a printed table keeps its
     columns; a line too long for the slide would scroll, and fail). The slide types that
@@ -62,6 +64,7 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
                                    "MathJax.Hub && MathJax.Hub.queue.pending === 0",
                                    timeout=WAIT_MS)
             page.evaluate(NO_DELAYS)
+            problems += deck_problems(page, out, deck.name)  # figures, links, the site
             for h, v in page.evaluate(SLIDE_INDICES):
                 fit = page.evaluate(VISIT_SLIDE, [h, v, WAIT_MS])
                 count += 1
@@ -88,5 +91,5 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
         context.close()
     assert count > 5 * len(chapter_rels), f"only {count} slides seen"
     assert errors == [], errors
-    assert not problems, f"{len(problems)} of {count} slides do not fit 1280x800:\n" + \
+    assert not problems, f"{len(problems)} problems in {count} slides at 1280x800:\n" + \
         "\n".join(problems)
