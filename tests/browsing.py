@@ -1,5 +1,6 @@
-"""The browser tests' shared session: headless Chromium with the network unreachable
-(``browser``) and the chapter's site built once from the stored outputs (``site``).
+"""The browser tests' fixtures: headless Chromium with the network unreachable
+(``browser``, one per test file) and the chapter's site built once from the stored outputs
+(``site``, one for the whole run).
 
 Used by tests/test_browser.py and tests/test_browser_slides.py, registered as a plugin by
 the root conftest.py. Without Chromium the tests are skipped locally; with the
