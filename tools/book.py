@@ -29,6 +29,17 @@ SETUP_TAG = "colab-setup"  # the Colab setup cell: does nothing outside Colab
 NAV_TAG = "chapter-nav"  # the last cell: links to the previous and next notebook
 IGNORE_TAG = "nbval-ignore-output"  # output that truly changes from run to run
 RAISES_TAG = "raises-exception"  # a cell meant to raise
+# Tags the authors set (CONTRIBUTING.md, "Live slides" and "The lecture"):
+NOTES_TAG = "notes"  # a Markdown cell that is the speaker notes of the slide before it
+NOTATION_TAG = "notation"  # notebook 1's table of the chapter's letters (one home)
+# The lecture decks: {deck name: (the cell tag that puts a cell in it, its notebooks' numbers)}.
+LECTURE_DECKS = {"lecture": ("lecture", ("01", "02", "03", "04", "05")),
+                 "lecture-2": ("lecture-2", ("06", "07"))}
+# A cell to run live in class, by purpose: the tag is LIVE_PREFIX + the purpose
+# (tools/plan.py says what to show at each).
+LIVE_PREFIX = "live-"
+# The sections of a chapter notebook that a lecture skips: their words are not the lesson's.
+NOT_LESSON_SECTIONS = ("## Going deeper", "## Exercises", "## References")
 
 BADGE_IMAGE = "https://colab.research.google.com/assets/colab-badge.svg"
 BADGE_ALT = "Open In Colab"
@@ -131,6 +142,22 @@ def title_of(nb, where="notebook"):
     if not first or not first[0].startswith("# "):
         raise NotebookError(f"{where}: the first cell must start with '# Title', got {first[:1]}")
     return first[0][2:].strip()
+
+
+def lesson_words(nb):
+    """Whitespace-split words of the notebook's Markdown cells that belong to the lesson:
+    every section but ``NOT_LESSON_SECTIONS`` (a section runs from its ``## `` heading to
+    the next one, across cells) and the navigation cell."""
+    words, skipping = 0, False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or NAV_TAG in tags(cell):
+            continue
+        for line in cell.source.splitlines():
+            if line.startswith("## "):
+                skipping = line.strip().startswith(NOT_LESSON_SECTIONS)
+            if not skipping:
+                words += len(line.split())
+    return words
 
 
 # --- cells and their stored outputs ------------------------------------------------------
