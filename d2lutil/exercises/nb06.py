@@ -1,7 +1,7 @@
 """The exercises of notebook 06, "Heads That Learn to Split the Work", with their checks.
 
 ``ex1``: which term of the exact quadratic carries the cost of switching a head off (the
-proof is open-ended); ``ex2``: the refitted error of heads of width 2 when k of eight are
+proof is open-ended); ``ex2``: the refitted error of heads of width 2 when s of eight are
 kept; ``ex3``: pruning the wide model (the size of the smallest set that keeps the error
 below 0.01, the parameters the other heads own; which pair ablation and gradient importance
 keep is open-ended, since it depends on the trained model).
@@ -45,7 +45,7 @@ ex1 = Exercise(
 
 ex2 = Exercise(
     2,
-    [("refitted error keeping k = 1, ..., 8 heads", numbers_close(
+    [("refitted error keeping s = 1, ..., 8 heads", numbers_close(
         [1 - k / 8 for k in range(1, 9)], atol=0.01, keys=list(range(1, 9)), mistakes=[
             ([k / 8 for k in range(1, 9)], "that is the share of the target recovered; the "
                                            "error is the share left over"),
@@ -53,7 +53,7 @@ ex2 = Exercise(
              "those are heads of width 4; here each head is p = 2 wide")]))],
     hints=[
         "Count first: how many of the 16 numbers an output needs can one head of width "
-        "$p$ = `num_hiddens / h` hand on, and so $k$ of them? The rank argument of the "
+        "$p$ = `num_hiddens / h` hand on, and so $s$ of them? The rank argument of the "
         "notebook's prediction turns that count into a lower bound on the error.",
         "The bound is reached when the kept heads' numbers are independent: if all eight "
         "heads together reach an error near 0, any subset of them is. Check your "
@@ -61,10 +61,10 @@ ex2 = Exercise(
         "steps (`train(num_heads=8, num_steps=800)`), for a few subsets of each size.",
     ],
     solution=(
-        "$k$ heads of width 2 hand on $2k$ of the 16 numbers an output needs, so the "
-        "refitted error is at least $1 - k/8$; since all eight together reach 0, any "
-        "$2k$ of their numbers are independent and every subset of $k$ heads leaves "
-        "exactly $1 - k/8$: 0.875, 0.75, ..., 0. Trained for 800 steps, all 255 subsets "
+        "$s$ heads of width 2 hand on $2s$ of the 16 numbers an output needs, so the "
+        "refitted error is at least $1 - s/8$; since all eight together reach 0, any "
+        "$2s$ of their numbers are independent and every subset of $s$ heads leaves "
+        "exactly $1 - s/8$: 0.875, 0.75, ..., 0. Trained for 800 steps, all 255 subsets "
         "land within 0.01 of it. See `solutions/06_solutions.ipynb`."),
 )
 

@@ -25,12 +25,13 @@ ex1 = Exercise(
                            "value head at p of a value's dimensions")]))],
     hints=[
         "With `num_hiddens` 16 and $h = 8$, each head is $p = 2$ wide; the values are "
-        "$m = 8$ wide and an output needs $2m = 16$ numbers. The notebook's bound sums, "
-        r"over the $g$ groups, $\operatorname{rank}(A_r) \cdot \operatorname{rank}(W_v^{(r)})$.",
+        "$d_x = 8$ wide and an output needs $2 d_x = 16$ numbers. The notebook's bound "
+        r"sums, over the $g$ groups, $\operatorname{rank}(A_\ell) \cdot "
+        r"\operatorname{rank}(W_v^{(\ell)})$.",
         "Go group by group. A group's heads make at most as many different mixtures of "
-        "the two positions as it has heads, and never more than 2 ($A_r$ has two columns); "
-        "its value head passes at most $p$ of a value's $m$ dimensions. Multiply, add over "
-        "the groups, and the floor is the share of the $2m$ target numbers left over. To "
+        "the two positions as it has heads, and never more than 2 ($A_\\ell$ has two columns); "
+        "its value head passes at most $p$ of a value's $d_x$ dimensions. Multiply, add over "
+        "the groups, and the floor is the share of the $2 d_x$ target numbers left over. To "
         "check a floor, draw random softmax weights per head and a random value "
         "projection per key/value head, build the heads' outputs and fit "
         "`tasks.fit_readout` on a few thousand samples.",
@@ -41,7 +42,7 @@ ex1 = Exercise(
         "heads are not enough: they hand on two 2-dimensional projections, 4 of a value's "
         "8 dimensions, each mixed two ways. Four groups of two heads mix 2-dimensional "
         r"projections two ways each ($4 \cdot 2 \cdot 2 = 16$); eight groups of one head "
-        r"mix theirs one way each ($8 \cdot 1 \cdot 2 = 16$): what must reach $2m$ is the "
+        r"mix theirs one way each ($8 \cdot 1 \cdot 2 = 16$): what must reach $2 d_x$ is the "
         "sum over the groups. Least squares on fixed random weights lands within 0.02 of "
         "every floor. See `solutions/07_solutions.ipynb`."),
 )
