@@ -2,11 +2,13 @@
 
     python tests/demo_chapter.py DIR   # writes DIR/pyproject.toml and DIR/notebooks/...
 
-The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps,
-Recap, Exercises, References), hold formulas inline and displayed, one PNG figure each
-(with alt text), a widget and a cell that prints in several chunks, and prose numbers that
-their outputs print. They import neither torch nor d2lutil, so a kernel runs them in a
-moment. Beside them, ``benchmarks/report.py`` holds their time budgets (the teaching plan's
+The notebooks follow CONTRIBUTING.md (title, "What you will learn", steps, Going deeper
+in the second, Recap, Exercises, References), hold formulas inline and displayed, one PNG
+figure each (with alt text), a widget and a cell that prints in several chunks, prose
+numbers that their outputs print, the chapter's notation table (the first notebook, tagged
+``notation``), speaker notes (tagged ``notes``) and a live cell each (tagged
+``live-...``). They import neither torch nor d2lutil, so a kernel runs them in a moment.
+Beside them, ``benchmarks/report.py`` holds their time budgets (the teaching plan's
 seconds to run, tools/plan.py), as the chapter's does. They are not executed or stamped
 here: tests/conftest.py runs ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
 """
@@ -59,11 +61,14 @@ def chapter_one():
             "## Why scale\n\nWith $d = 64$ the factor is $1/\\sqrt{d} = 0.125$, and a sum of "
             "1024 terms has a standard deviation of 32."
         ),
-        new_code_cell("scale = 1 / math.sqrt(64)\nassert scale == 0.125\nprint(scale, 1024)"),
+        tagged(new_code_cell("scale = 1 / math.sqrt(64)\nassert scale == 0.125\n"
+                             "print(scale, 1024)"), "live-scale"),
         new_markdown_cell(
             "The softmax of scaled scores:\n\n$$a_i = \\frac{e^{s_i}}{\\sum_j e^{s_j}}.$$"
         ),
         figure("exp", "np.exp(x)"),
+        tagged(new_markdown_cell("The letters of this chapter:\n\n| letter | meaning |\n"
+                                 "|---|---|\n| $d$ | width |\n| $h$ | heads |"), "notation"),
         new_markdown_cell("## Recap\n\nScaling by $1/\\sqrt{d}$ keeps scores of order one."),
         new_markdown_cell("## Exercises\n\n1. Compute the factor for $d = 16$.\n"
                           "2. Plot the softmax of three scores."),
@@ -82,8 +87,11 @@ def chapter_two():
                           "a share of 0.125 of the width."),
         new_code_cell("share = 1 / num_heads\nassert share == 0.125\nprint(share)"),
         figure("square", "x**2"),
-        new_markdown_cell("A slider, and a loop that prints as it goes:"),
+        tagged(new_markdown_cell("Ask the class first: how wide is each head?"), "notes"),
+        new_markdown_cell("A slider:"),
         widget_cell(),
+        new_markdown_cell("## Going deeper\n\nA class can skip this section: a loop that "
+                          "prints as it goes."),
         new_code_cell("import time\n\nfor head in range(3):\n"
                       "    print(head, end=' ', flush=True)\n    time.sleep(0.05)\nprint()"),
         new_markdown_cell("## Recap\n\nHeads split $d$ into $h$ parts of $d/h$."),
@@ -94,10 +102,14 @@ def chapter_two():
     ]
 
 
+def tagged(cell, *tags):
+    cell.metadata.setdefault("tags", []).extend(tags)
+    return cell
+
+
 def widget_cell():
     cell = new_code_cell("import ipywidgets\n\nipywidgets.IntSlider(value=8, description='heads')")
-    cell.metadata["tags"] = ["nbval-ignore-output"]
-    return cell
+    return tagged(cell, "nbval-ignore-output", "live-slider")
 
 
 def solutions_one():

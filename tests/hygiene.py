@@ -3,9 +3,11 @@
 Each ``check_*(nb, name)`` takes a notebook node and the name to report it under and
 returns a list of messages (empty when the notebook passes), each naming the notebook and
 the offending cell as ``cell N`` (0-based index, as nbformat and JupyterLab's cell list
-count) with the cell's first line. tests/test_notebooks.py runs them over every notebook;
-tests/test_chapter_tools.py shows each one failing on a deliberately broken notebook.
-What a notebook is (tags, badge, output texts) comes from tools/book.py.
+count) with the cell's first line. A check over the whole chapter at once (one home for
+the notation table, one cell per live tag) is a ``check_chapter_*(notebooks)`` that takes
+{name: notebook node} and reports the same way. tests/test_notebooks.py runs them over
+every notebook; tests/test_chapter_tools.py shows each one failing on a deliberately
+broken notebook. What a notebook is (tags, badge, output texts) comes from tools/book.py.
 """
 
 import copy
@@ -231,10 +233,14 @@ def headings(nb):
 
 
 LAST_SECTIONS = ["## Recap", "## Exercises", "## References"]
+# The optional section of what a lecture skips (measurement, robustness, numerical detail),
+# just before Recap; book.lesson_words leaves it out of the lesson's words.
+GOING_DEEPER = "## Going deeper"
 
 
 def check_structure(nb, name):
-    """A chapter notebook: what you will learn, ..., Recap, Exercises (2 to 4), References."""
+    """A chapter notebook: what you will learn, the lesson, Going deeper (optional), Recap,
+    Exercises (2 to 4), References."""
     problems = []
     if len(nb.cells) < 2 or not (nb.cells[1].cell_type == "markdown" and
                                  nb.cells[1].source.strip().startswith("## What you will learn")):
@@ -245,6 +251,13 @@ def check_structure(nb, name):
         problems.append(f"{name}: the last three sections must be "
                         f"{', '.join(repr(s) for s in LAST_SECTIONS)}, found {last}")
         return problems
+    deeper = [k for k, (_, text, _) in enumerate(sections) if text.startswith(GOING_DEEPER)]
+    if deeper and deeper != [len(sections) - 4]:
+        problems.append(
+            f"{name}: '{GOING_DEEPER}' must be one section, just before '## Recap' (the last "
+            f"four sections then {GOING_DEEPER!r}, {', '.join(repr(s) for s in LAST_SECTIONS)}),"
+            f" found {[text for _, text, _ in sections[-4:]]}"
+            + (f" and {len(deeper)} of it" if len(deeper) > 1 else ""))
     (start, _, rest), (stop, _, _) = sections[-2], sections[-1]
     # The numbered items between '## Exercises' and '## References', wherever the cells split.
     texts = [rest.split("\n## References")[0]] + [
@@ -255,6 +268,199 @@ def check_structure(nb, name):
     if not 2 <= items <= 4:
         problems.append(f"{name}: '## Exercises' has {items} numbered exercises, expected 2 to 4")
     return problems
+
+
+# --- slides: headings start cells, notes are tagged -------------------------------------
+
+SUBHEADING = re.compile(r"^#{2,3} ")  # a '## ' or '### ' heading line
+FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def markdown_lines(cell):
+    """(line number in the cell, line) of a Markdown cell's lines outside fenced code."""
+    fenced = False
+    for k, line in enumerate(cell.source.splitlines()):
+        if FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            yield k, line
+
+
+def check_headings_start_cells(nb, name):
+    """Every '## ' and '### ' heading is the first line of its Markdown cell: the slides
+    (tools/colab.py stamp) start a slide or subslide at a cell, so a heading in the middle
+    of a cell starts none. Split the cell at the heading (the new cell gets a new id)."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
+            continue
+        first = next((k for k, line in enumerate(cell.source.splitlines()) if line.strip()),
+                     None)
+        mid = [line.strip() for k, line in markdown_lines(cell)
+               if k != first and SUBHEADING.match(line)]
+        if mid:
+            problems.append(f"{where(name, i, cell)}: heading(s) in the middle of the cell, "
+                            f"where no slide starts: {', '.join(repr(h) for h in mid)} "
+                            "(split the cell so that each heading starts one)")
+    return problems
+
+
+def check_notes_tagged(nb, name):
+    """Speaker notes are the cells their authors tag ``notes`` (book.NOTES_TAG), Markdown:
+    a cell stored with slide type "notes" carries the tag, and the tag is on Markdown."""
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        tagged = book.NOTES_TAG in book.tags(cell)
+        stored = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
+        if tagged and cell.cell_type != "markdown":
+            problems.append(f"{where(name, i, cell)}: tagged {book.NOTES_TAG!r} but a "
+                            f"{cell.cell_type} cell; speaker notes are Markdown")
+        elif stored == "notes" and not tagged:
+            problems.append(f"{where(name, i, cell)}: slide type 'notes' without the tag "
+                            f"{book.NOTES_TAG!r}: lesson prose belongs on the slides (split "
+                            "it if it is too tall), or tag it if it is truly speaker notes; "
+                            "then run `python tools/colab.py stamp`")
+    return problems
+
+
+# --- what a student reads is the lesson --------------------------------------------------
+
+# Words of the test machinery that have no place in what a student reads (any Markdown
+# cell, chapter or solutions): (pattern, what it is). Say what holds instead ("at every
+# seed", "a trained model's last digits"); the machinery is CONTRIBUTING.md's business.
+CI_WORDS = [
+    (r"(?i)\bseed[- ]shifts?\b|\bshifted seeds?\b", "seed shifts"),
+    (r"(?<![\w\\{])K\s*=\s*[\"']?\d", "the seed shift K"),
+    (r"(?i)\btolerances?\b", "tolerances"),
+    (r"(?i)\bround-?off pass(?:es)?\b", "the round-off pass"),
+    (r"(?i)\bnbval\b", "nbval"),
+    (r"\bCI\b", "CI"),
+    (r"\bmake (?:robust|test-roundoff|test|execute)\b", "a make target"),
+    (r"(?i)\btest-roundoff\b", "test-roundoff"),
+    (r"ATEN_CPU_CAPABILITY", "ATEN_CPU_CAPABILITY"),
+]
+# Issue and pull-request threads: a source for ``## References``, not an argument.
+THREAD_WORDS = [
+    (r"(?i)\bissues? #?\d+", "an issue thread"),
+    (r"(?i)\bpull requests?\b|\bPR #?\d+", "a pull request"),
+    (r"(?i)/(?:issues|pull)/\d+", "a link to an issue or pull request"),
+]
+REFERENCES_HEADING = "## References"
+
+
+def _prose_parts(nb):
+    """(cell index, cell, its Markdown outside References, its Markdown inside) for every
+    Markdown cell but the navigation cell; a section runs to the next '## ' heading."""
+    parts, in_refs = [], False
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
+            continue
+        outside, inside = [], []
+        for line in cell.source.splitlines():
+            if line.startswith("## "):
+                in_refs = line.strip().startswith(REFERENCES_HEADING)
+            (inside if in_refs else outside).append(line)
+        parts.append((i, cell, "\n".join(outside), "\n".join(inside)))
+    return parts
+
+
+def check_student_prose(nb, name):
+    """No test machinery in the Markdown (CI_WORDS), and issue or pull-request threads
+    (THREAD_WORDS) only in the References section."""
+    problems = []
+    for i, cell, outside, inside in _prose_parts(nb):
+        found = [(what, m.group(0)) for pattern, what in CI_WORDS
+                 for m in re.finditer(pattern, outside + "\n" + inside)]
+        found += [(what, m.group(0)) for pattern, what in THREAD_WORDS
+                  for m in re.finditer(pattern, outside)]
+        if found:
+            words = ", ".join(f"{what} ({text!r})" for what, text in dict.fromkeys(found))
+            problems.append(
+                f"{where(name, i, cell)}: test machinery in what a student reads: {words} "
+                "(say what holds, in the lesson's words; cite a thread in '## References')")
+    return problems
+
+
+# Names a chapter notebook may not use, in code or Markdown, because a later notebook
+# builds them: {notebook number: {name: where it is built}}.
+FORWARD_REFERENCES = {
+    "02": {"MultiHeadAttention": "notebook 3 builds it"},
+}
+
+
+def check_no_forward_reference(nb, name):
+    """A chapter notebook uses nothing a later one builds (FORWARD_REFERENCES)."""
+    banned = FORWARD_REFERENCES.get(book.number(name), {})
+    problems = []
+    for i, cell in enumerate(nb.cells):
+        if book.NAV_TAG in book.tags(cell) or cell.cell_type not in ("code", "markdown"):
+            continue
+        used = [word for word in banned if re.search(rf"\b{re.escape(word)}\b", cell.source)]
+        problems += [f"{where(name, i, cell)}: uses {word} before it is built ({banned[word]})"
+                     for word in used]
+    return problems
+
+
+def check_live_tags(nb, name):
+    """A live tag (book.LIVE_PREFIX + its purpose) is on a code cell, once per notebook
+    (once per chapter: ``check_chapter_live_tags``)."""
+    problems, seen = [], set()
+    for i, cell in enumerate(nb.cells):
+        for tag in book.tags(cell):
+            if not tag.startswith(book.LIVE_PREFIX):
+                continue
+            if cell.cell_type != "code":
+                problems.append(f"{where(name, i, cell)}: live tag {tag!r} on a "
+                                f"{cell.cell_type} cell; a live cell is code to run in class")
+            if tag in seen:
+                problems.append(f"{where(name, i, cell)}: live tag {tag!r} on a second cell")
+            seen.add(tag)
+    return problems
+
+
+# --- checks over the whole chapter: {name: notebook} -------------------------------------
+
+def tagged_cells(notebooks, tag):
+    """(name, cell index, cell) of every cell tagged ``tag`` in ``notebooks``."""
+    return [(name, i, cell) for name, nb in notebooks.items()
+            for i, cell in enumerate(nb.cells) if tag in book.tags(cell)]
+
+
+MARKDOWN_TABLE = re.compile(r"(?m)^\s*\|.*\|\s*\n\s*\|(?:\s*:?-+:?\s*\|)+\s*$")
+
+
+def check_chapter_notation(notebooks, home="01"):
+    """The chapter's notation table has one home: exactly one cell of all the notebooks
+    (chapter and solutions) is tagged ``notation`` (book.NOTATION_TAG), a Markdown cell of
+    chapter notebook ``home`` holding a Markdown table. The site renders it from there."""
+    tag = book.NOTATION_TAG
+    found = tagged_cells(notebooks, tag)
+    if len(found) != 1:
+        return [f"the chapter has {len(found)} cells tagged {tag!r}, must have exactly one "
+                f"(in notebook {home}): "
+                + (", ".join(where(name, i, cell) for name, i, cell in found) or "none")]
+    name, i, cell = found[0]
+    problems = []
+    if book.number(name) != home or "solutions" in name.split("/")[:-1]:
+        problems.append(f"{where(name, i, cell)}: the notation table lives in chapter "
+                        f"notebook {home}, not here")
+    if cell.cell_type != "markdown" or not MARKDOWN_TABLE.search(cell.source):
+        problems.append(f"{where(name, i, cell)}: tagged {tag!r} but not a Markdown cell "
+                        "holding a table (a header row, then '|---|---|')")
+    return problems
+
+
+def check_chapter_live_tags(notebooks):
+    """Each live tag (book.LIVE_PREFIX + its purpose) names exactly one cell of the chapter
+    (chapter and solutions): tools/plan.py names the cell by it."""
+    cells = {}
+    for name, nb in notebooks.items():
+        for i, cell in enumerate(nb.cells):
+            for tag in book.tags(cell):
+                if tag.startswith(book.LIVE_PREFIX):
+                    cells.setdefault(tag, []).append(where(name, i, cell))
+    return [f"live tag {tag!r} is on {len(at)} cells, must be on one: {'; '.join(at)}"
+            for tag, at in cells.items() if len(at) > 1]
 
 
 # --- the prose is true to the outputs --------------------------------------------------
@@ -332,10 +538,12 @@ def check_all(nb, name, size, chapter=True, allowed=()):
     problems = []
     for check in (check_valid, check_execution_counts, check_errors, check_streams_and_paths,
                   check_no_svg, check_kernelspec, check_title, check_reproducible,
-                  check_figures_have_alt_text, check_line_length):
+                  check_figures_have_alt_text, check_line_length, check_headings_start_cells,
+                  check_notes_tagged, check_student_prose, check_live_tags):
         problems += check(nb, name)
     problems += check_size(size, name)
     if chapter:
         problems += check_structure(nb, name)
+        problems += check_no_forward_reference(nb, name)
     problems += check_prose_numbers(nb, name, allowed)
     return problems

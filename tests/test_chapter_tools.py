@@ -22,6 +22,8 @@ import hygiene
 import plan
 
 NAME = "notebooks/01_scaling.ipynb"
+HEADS = "notebooks/02_heads.ipynb"
+SOLUTIONS = "notebooks/solutions/01_solutions.ipynb"
 PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
 
 
@@ -29,6 +31,25 @@ PUB = colab.Publication("https://github.com/example-owner/example-chapter", "tea
 def nb(executed_demo_template):
     """A fresh copy of the executed first demo notebook."""
     return book.read(executed_demo_template / NAME)
+
+
+@pytest.fixture
+def heads(executed_demo_template):
+    """A fresh copy of the executed second demo notebook (it has a Going deeper section)."""
+    return book.read(executed_demo_template / HEADS)
+
+
+@pytest.fixture
+def solutions(executed_demo_template):
+    """A fresh copy of the executed demo solutions notebook."""
+    return book.read(executed_demo_template / SOLUTIONS)
+
+
+@pytest.fixture
+def notebooks(executed_demo_template):
+    """{name: notebook} of the whole executed demo chapter, fresh copies."""
+    return {book.relpath_of(p, executed_demo_template): book.read(p)
+            for p in book.all_notebooks(executed_demo_template)}
 
 
 @pytest.mark.parametrize("path", ["notebooks/01_scaling.ipynb", "notebooks/02_heads.ipynb",
@@ -50,6 +71,11 @@ def only(problems, *fragments):
 
 def code_cells(nb):
     return [c for c in nb.cells if c.cell_type == "code"]
+
+
+def section(nb, heading):
+    """The index of the cell that starts with ``heading``."""
+    return next(i for i, c in enumerate(nb.cells) if c.source.startswith(heading))
 
 
 # --- validity and execution --------------------------------------------------------------
@@ -214,6 +240,34 @@ def test_structure_fails(nb):
         only(hygiene.check_structure(nb, NAME), f"has {count} numbered exercises")
 
 
+def test_going_deeper_comes_just_before_recap(nb, heads):
+    """Optional (the first demo notebook has none); where present, the last four sections
+    are Going deeper, Recap, Exercises, References."""
+    assert hygiene.check_structure(heads, HEADS) == []
+    deeper = next(i for i, c in enumerate(heads.cells) if c.source.startswith("## Going deeper"))
+    assert [c.source.split("\n")[0] for c in heads.cells[deeper + 2:deeper + 5]] == [
+        "## Recap", "## Exercises", "## References"]
+    early = copy.deepcopy(heads)
+    early.cells.insert(2, early.cells.pop(deeper))
+    only(hygiene.check_structure(early, HEADS), "'## Going deeper' must be one section, just "
+         "before '## Recap'", "found ['## Splitting', '## Recap'")
+    twice = copy.deepcopy(heads)
+    twice.cells.insert(3, new_markdown_cell("## Going deeper: more\n\nAnd more."))
+    only(hygiene.check_structure(twice, HEADS), "'## Going deeper' must be one section",
+         "and 2 of it")
+    nb.cells.insert(2, new_markdown_cell("## Going deeper\n\nToo soon."))
+    only(hygiene.check_structure(nb, NAME), "just before '## Recap'")
+
+
+def test_lesson_words_leave_out_going_deeper_exercises_and_references(heads):
+    words = book.lesson_words(heads)
+    deeper = next(c for c in heads.cells if c.source.startswith("## Going deeper"))
+    deeper.source += " " + "word " * 50
+    assert book.lesson_words(heads) == words
+    heads.cells[section(heads, "## Splitting")].source += " " + "word " * 50  # the lesson
+    assert book.lesson_words(heads) == words + 50
+
+
 def test_numbered_references_are_not_exercises(nb):
     """The demo's References is a numbered list; exercises end where it starts, in or
     across cells."""
@@ -223,6 +277,166 @@ def test_numbered_references_are_not_exercises(nb):
     nb.cells[refs - 1].source += "\n\n" + nb.cells[refs].source  # one cell for both
     del nb.cells[refs]
     assert hygiene.check_structure(nb, NAME) == []
+
+
+# --- slides: headings start cells, notes are tagged ----------------------------------------
+
+def test_heading_in_the_middle_of_a_cell_fails(nb, solutions):
+    assert hygiene.check_headings_start_cells(nb, NAME) == []
+    why = section(nb, "## Why scale")
+    nb.cells[why].source += "\n\n### A detail\n\nMore.\n\n## Another section"
+    only(hygiene.check_headings_start_cells(nb, NAME), NAME, f"cell {why} ", "'### A detail'",
+         "'## Another section'", "split the cell")
+    nb.cells[why].source = "\n\n" + nb.cells[why].source  # blank lines before the heading
+    only(hygiene.check_headings_start_cells(nb, NAME), "starts: '### A detail', '## Another")
+    # Recap and Exercises in one cell: the Exercises start no slide.
+    recap = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## Recap"))
+    nb.cells[recap].source += "\n\n" + nb.cells[recap + 1].source
+    assert any(f"cell {recap} " in p and "'## Exercises'" in p
+               for p in hygiene.check_headings_start_cells(nb, NAME))
+    # A '## ' line in fenced code is no heading; '#### ' and '# ' start no slide anyway.
+    ok = "Run:\n\n```bash\n## a shell comment\n```\n\n#### A minor point"
+    solutions.cells.append(new_markdown_cell(ok))
+    assert hygiene.check_headings_start_cells(solutions, SOLUTIONS) == []
+    solutions.cells[-1].source += "\n\n## Exercise 2"
+    only(hygiene.check_headings_start_cells(solutions, SOLUTIONS), SOLUTIONS, "'## Exercise 2'")
+
+
+def test_notes_must_be_tagged_and_markdown(heads, solutions):
+    assert hygiene.check_notes_tagged(heads, HEADS) == []
+    notes = next(i for i, c in enumerate(heads.cells) if book.NOTES_TAG in book.tags(c))
+    assert colab.slide_type(heads.cells[notes]) == "notes"  # stamped so from the tag
+    heads.cells[notes].metadata.tags = []  # untagged notes: prose hidden from the audience
+    only(hygiene.check_notes_tagged(heads, HEADS), HEADS, f"cell {notes}",
+         "slide type 'notes' without the tag 'notes'")
+    code = next(c for c in solutions.cells if c.cell_type == "code")
+    code.metadata["tags"] = [book.NOTES_TAG]
+    only(hygiene.check_notes_tagged(solutions, SOLUTIONS), SOLUTIONS,
+         "tagged 'notes' but a code cell")
+
+
+# --- what a student reads is the lesson ------------------------------------------------------
+
+@pytest.mark.parametrize("text, what", [
+    ("The asserts held at every seed shift we ran.", "seed shifts"),
+    ("They held for K = 0 to 5.", "the seed shift K"),
+    ('Run it with K="1 2".', "the seed shift K"),
+    ("Within the stated tolerances.", "tolerances"),
+    ("The round-off pass accepts it.", "the round-off pass"),
+    ("nbval compares the outputs.", "nbval"),
+    ("CI runs it after every push.", "CI"),
+    ("Check it with `make robust`.", "a make target"),
+    ("`make test` re-runs it.", "a make target"),
+    ("See test-roundoff.", "test-roundoff"),
+    ("Under ATEN_CPU_CAPABILITY=default the digits move.", "ATEN_CPU_CAPABILITY"),
+    ("As its author says (issue 36), ...", "an issue thread"),
+    ("See issue #4.", "an issue thread"),
+    ("A pull request fixed it.", "a pull request"),
+    ("[a thread](https://github.com/o/r/issues/12)", "a link to an issue or pull request"),
+    ("as o/r/pull/7 shows", "a link to an issue or pull request"),
+])
+def test_ci_words_in_prose_fail(nb, solutions, text, what):
+    why = section(nb, "## Why scale")
+    nb.cells[why].source += "\n\n" + text
+    only(hygiene.check_student_prose(nb, NAME), NAME, f"cell {why} ", f"{what} (",
+         "test machinery in what a student reads")
+    solutions.cells.append(new_markdown_cell(text))
+    only(hygiene.check_student_prose(solutions, SOLUTIONS), SOLUTIONS, what)
+
+
+def test_prose_without_ci_words_passes(nb):
+    nb.cells[section(nb, "## Why scale")].source += (
+        "\n\n$\\mathbf{K} = \\mathbf{X}\\mathbf{W}_k$ with $k = 2$ positions; the "
+        "robustness count over 20 seeds; heads make the maps differ; a CIFAR image; "
+        "the issue is the scale.")
+    assert hygiene.check_student_prose(nb, NAME) == []
+
+
+def test_threads_may_be_cited_in_references_only(nb):
+    refs = next(i for i, c in enumerate(nb.cells) if c.source.startswith("## References"))
+    cited = "\n2. The author, [issue 36](https://github.com/o/r/issues/36), 2019."
+    nb.cells[refs].source += cited
+    assert hygiene.check_student_prose(nb, NAME) == []
+    nb.cells[refs].source += "\n3. Checked by nbval."  # machinery, even there
+    only(hygiene.check_student_prose(nb, NAME), f"cell {refs}", "nbval (")
+    nb.cells[refs].source = nb.cells[refs].source.replace("\n3. Checked by nbval.", "")
+    nb.cells[refs - 1].source += cited  # the Exercises: outside References
+    only(hygiene.check_student_prose(nb, NAME), f"cell {refs - 1}", "an issue thread ('issue 36')")
+
+
+def test_a_name_a_later_notebook_builds_fails(nb, heads, solutions):
+    """Notebook 2 uses no MultiHeadAttention (notebook 3 builds it), in code or prose."""
+    assert hygiene.FORWARD_REFERENCES["02"] == {"MultiHeadAttention": "notebook 3 builds it"}
+    assert hygiene.check_no_forward_reference(heads, HEADS) == []
+    code = next(i for i, c in enumerate(heads.cells) if "width // num_heads" in c.source)
+    heads.cells[code].source += "\nfrom d2lutil import MultiHeadAttention"
+    prose = section(heads, "## Splitting")
+    heads.cells[prose].source += " Or `d2lutil.MultiHeadAttention`."
+    problems = hygiene.check_no_forward_reference(heads, HEADS)
+    assert len(problems) == 2 and all(
+        "uses MultiHeadAttention before it is built (notebook 3 builds it)" in p
+        for p in problems), problems
+    assert {f"cell {prose} ", f"cell {code} "} == {p.split("(")[0].split(": ")[1] for p in problems}
+    heads.cells[code].source = heads.cells[code].source.replace("MultiHeadAttention",
+                                                                "GroupedMultiHeadAttention")
+    assert len(hygiene.check_no_forward_reference(heads, HEADS)) == 1  # a word of its own
+    nb.cells[section(nb, "## Why scale")].source += " Or `d2lutil.MultiHeadAttention`."
+    assert hygiene.check_no_forward_reference(nb, NAME) == []
+
+
+# --- one notation table, one cell per live tag --------------------------------------------
+
+def notation_cell(notebooks):
+    (name, i, cell), = hygiene.tagged_cells(notebooks, book.NOTATION_TAG)
+    return cell
+
+
+def test_notation_table_has_one_home(notebooks):
+    assert hygiene.check_chapter_notation(notebooks) == []
+    assert hygiene.tagged_cells(notebooks, book.NOTATION_TAG)[0][0] == NAME
+    table = notation_cell(notebooks)
+    table.metadata.tags = []
+    only(hygiene.check_chapter_notation(notebooks), "0 cells tagged 'notation'", "none")
+    table.metadata.tags = [book.NOTATION_TAG]
+    second = new_markdown_cell("| a | b |\n|---|---|\n| 1 | 2 |")
+    second.metadata["tags"] = [book.NOTATION_TAG]
+    notebooks[HEADS].cells.insert(3, second)
+    only(hygiene.check_chapter_notation(notebooks), "2 cells tagged 'notation'", NAME, HEADS)
+    table.metadata.tags = []  # the one table, in notebook 2
+    only(hygiene.check_chapter_notation(notebooks), HEADS, "lives in chapter notebook 01")
+    notebooks[HEADS].cells.pop(3)
+    notebooks[SOLUTIONS].cells.insert(1, second)  # in notebook 1's solutions
+    only(hygiene.check_chapter_notation(notebooks), SOLUTIONS, "lives in chapter notebook 01")
+
+
+def test_notation_cell_holds_a_markdown_table(notebooks):
+    table = notation_cell(notebooks)
+    table.source = "The letters: $d$ is the width, $h$ the heads."
+    only(hygiene.check_chapter_notation(notebooks), NAME, "not a Markdown cell holding a table")
+    table.source = "| letter | meaning |\n|:---|---:|\n| $d$ | width |"
+    assert hygiene.check_chapter_notation(notebooks) == []
+    table.cell_type = "code"
+    only(hygiene.check_chapter_notation(notebooks), "not a Markdown cell holding a table")
+
+
+def test_live_tags_are_on_one_code_cell_each(notebooks):
+    assert hygiene.check_chapter_live_tags(notebooks) == []
+    for name, nb in notebooks.items():
+        assert hygiene.check_live_tags(nb, name) == []
+    nb = notebooks[NAME]
+    live = next(i for i, c in enumerate(nb.cells) if "live-scale" in book.tags(c))
+    nb.cells[live + 1].metadata["tags"] = ["live-softmax"]  # the Markdown after it
+    only(hygiene.check_live_tags(nb, NAME), f"cell {live + 1}",
+         "live tag 'live-softmax' on a markdown cell")
+    nb.cells[live + 1].metadata["tags"] = []
+    code = next(c for c in notebooks[SOLUTIONS].cells if c.cell_type == "code")
+    code.metadata["tags"] = ["live-scale"]  # the same purpose again, in another notebook
+    problem = only(hygiene.check_chapter_live_tags(notebooks), "live tag 'live-scale' is on 2 "
+                   "cells, must be on one", NAME, SOLUTIONS)
+    assert f"cell {live} " in problem
+    code = next(i for i, c in enumerate(nb.cells) if c.source == "import math")
+    nb.cells[code].metadata["tags"] = ["live-scale"]  # and twice in one notebook
+    only(hygiene.check_live_tags(nb, NAME), f"cell {live}", "on a second cell")
 
 
 # --- the prose is true to the outputs ------------------------------------------------------
@@ -424,15 +638,9 @@ def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
     assert one.exercises[0].statement == "Compute the factor for $d = 16$."
     # Without an exercise import the notebook's numbered exercises are open-ended.
     assert [(e.number, e.checked, e.points) for e in two.exercises] == [(1, 0, 0), (2, 0, 0)]
-    # Live: the figure of notebook 1; the figure and the widget of notebook 2, by their
-    # execution counts and sections.
-    assert [(c.section, c.shows) for c in one.live] == [("Why scale", "a figure")]
-    assert [c.shows for c in two.live] == ["a figure", "a widget"]
-    nb = book.read(executed_demo / "notebooks/02_heads.ipynb")
-    counts = [c.execution_count for c in nb.cells
-              if c.cell_type == "code" and (book.has_figure(c) or book.is_ignored(c))]
-    assert [c.count for c in two.live] == counts
-    assert two.live[1].code == "import ipywidgets"
+    # Live: the cells tagged live-PURPOSE, with their sections.
+    assert [(c.tag, c.section) for c in one.live] == [("live-scale", "Why scale")]
+    assert [(c.tag, c.section) for c in two.live] == [("live-slider", "Splitting")]
     # Read: the prose words at WORDS_PER_MINUTE, rounded up.
     assert one.read_min == math.ceil(one.words / plan.WORDS_PER_MINUTE) >= 1
     assert one.solutions == "notebooks/solutions/01_solutions.ipynb" and two.solutions is None

