@@ -17,7 +17,12 @@ notebook once into a fresh Sphinx source folder (``--no-execute`` copies the sto
 instead), adapts the copies to the web (below), writes the teaching plan page (tools/plan.py:
 from the stored notebooks, their exercises and their time budgets), and builds them with
 myst-nb and sphinx-book-theme using site/conf.py, which never executes anything. Then
-nbconvert makes a reveal.js deck of each chapter notebook into ``OUT/slides/``. The site and
+nbconvert makes a reveal.js deck of each chapter notebook into ``OUT/slides/``, and the
+lecture decks ``OUT/slides/lecture.html`` and ``lecture-2.html`` from the cells the authors
+tag for them (tools/lecture.py; a deck with no tagged cell yet is skipped, with a note). No
+deck shows the code's assert statements (lecture.StripAsserts). The front page links the
+lecture decks above the notebooks' and shows notebook 1's notation table (its cell tagged
+``notation``, read at build time: the one source). The site and
 the slides work offline from ``file://``: MathJax (3 for the site, 2 for nbconvert's
 slides), reveal.js, require.js and jQuery come from node_modules/ (``npm ci``,
 package.json).
@@ -50,6 +55,7 @@ from nbconvert import SlidesExporter
 
 import book
 import colab
+import lecture
 import plan
 
 ROOT = book.ROOT
@@ -192,7 +198,9 @@ def for_slides(nb, pub, rel, decks):
 
     nb = rewrite_links(nb, pub, rel, link, "assets/colab-badge.svg", at="slides/deck")
     nb = widget_notes(nb)
-    nb.cells[-1].source += " · [The chapter's site](../index.html)"
+    # After the navigation links; a lecture deck (no navigation cell), on its title slide.
+    last = nb.cells[-1] if book.NAV_TAG in book.tags(nb.cells[-1]) else nb.cells[0]
+    last.source += " · [The chapter's site](../index.html)"
     return nb
 
 
@@ -217,22 +225,49 @@ def copy_assets(spec, dest):
     shutil.copy2(BADGE_SVG, dest / BADGE_SVG.name)
 
 
-def index_md(title, chapter, solutions, decks):
+def index_md(title, chapter, solutions, decks, lectures=(), notation=""):
     """The site's front page: the chapter, the solutions and the teaching plan as tables of
-    contents, the slides."""
+    contents, the notation (Markdown, ``notation_md``), the slides: the lecture decks
+    ``lectures`` ([(deck file name, title)]) above the deck of each notebook."""
     def toctree(caption, docs):
         return (f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n"
                 + "\n".join(d.removesuffix(".ipynb") for d in docs) + "\n```\n")
 
-    slides = "\n".join(
-        f'<li><a href="slides/{decks[rel]}">{html.escape(title)}</a></li>'
-        for rel, title in chapter.items())
+    def items(links):
+        return "\n".join(f'<li><a href="slides/{href}">{html.escape(text)}</a></li>'
+                          for href, text in links)
+
+    slides = items((decks[rel], title) for rel, title in chapter.items())
+    if lectures:
+        slides = (f"The lectures, one deck each:\n\n<ul>\n{items(lectures)}\n</ul>\n\n"
+                  f"A deck for each notebook:\n\n<ul>\n{slides}\n</ul>")
+    else:
+        slides = f"A reveal.js deck for each notebook:\n\n<ul>\n{slides}\n</ul>"
     return (f"# {title}\n\n"
             "Read the chapter here, run any notebook in Colab with the rocket button at the "
             "top of its page, or download it and run it in Jupyter.\n\n"
             f"{toctree('Chapter', chapter)}\n{toctree('Solutions', solutions)}\n"
             f"{toctree('Teaching', [plan.PAGE])}\n"
-            f"## Slides\n\nA reveal.js deck for each notebook:\n\n<ul>\n{slides}\n</ul>\n")
+            + (f"{notation.rstrip()}\n\n" if notation else "")
+            + f"## Slides\n\n{slides}\n")
+
+
+def notation_md(nb, pub, rel):
+    """The front page's notation section: the cell of ``nb`` (notebook 1, at ``rel``) tagged
+    ``book.NOTATION_TAG``, its links pointing at the site's pages, under a ``##`` heading
+    (its own first heading, if it has one; the others are made ``###`` or deeper); "" when
+    no cell has the tag."""
+    cells = [c for c in nb.cells if book.NOTATION_TAG in book.tags(c)]
+    if not cells:
+        return ""
+    one = nbformat.v4.new_notebook(cells=[copy.deepcopy(cells[0])])
+    lines = rewrite_links(one, pub, rel, lambda target: target, "", at="index.md") \
+        .cells[0].source.strip().split("\n")
+    heading = "## Notation"
+    if lines and re.match(r"#+ ", lines[0]):
+        heading = "## " + lines.pop(0).lstrip("#").strip()
+    body = [re.sub(r"^#{1,2} ", "### ", line) for line in lines]
+    return "\n".join([heading, *body]).strip() + "\n"
 
 
 def start_sphinx(src, out, pub):
@@ -245,7 +280,10 @@ def start_sphinx(src, out, pub):
     return subprocess.Popen(command)
 
 
-def write_slides(nb, pub, rel, decks, out):
+def write_slides(nb, pub, rel, decks, out, name=None):
+    """Write the deck of ``nb`` (at ``rel``) as ``out/slides/`` + ``name`` (default
+    ``decks[rel]``), its links rewritten by ``for_slides``, its code without asserts
+    (lecture.StripAsserts)."""
     exporter = SlidesExporter(
         extra_template_paths=[str(SLIDES_TEMPLATE.parent)],
         template_file=SLIDES_TEMPLATE.name, reveal_theme="white",
@@ -253,10 +291,25 @@ def write_slides(nb, pub, rel, decks, out):
         reveal_url_prefix="assets/reveal.js", require_js_url="assets/requirejs/require.js",
         jquery_url="assets/jquery/dist/jquery.min.js",
         mathjax_url="assets/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe")
+    exporter.register_preprocessor(lecture.StripAsserts, enabled=True)
     size = {"width": book.SLIDE_WIDTH, "height": book.SLIDE_HEIGHT, "min_zoom": SLIDE_MIN_ZOOM}
     body, _ = exporter.from_notebook_node(for_slides(nb, pub, rel, decks),
                                           resources={"chapter": size})
-    (out / "slides" / decks[rel]).write_text(body, encoding="utf-8")
+    (out / "slides" / (name or decks[rel])).write_text(body, encoding="utf-8")
+
+
+def lecture_decks(root, pub):
+    """{deck name: (its notebook, its title)} of the lecture decks
+    (book.LECTURE_DECKS) that have a tagged cell; a deck without one is left out, with a
+    printed note."""
+    built = {}
+    for name in book.LECTURE_DECKS:
+        if not lecture.deck_cells(root, name):
+            print(f"no cell is tagged {book.LECTURE_DECKS[name][0]!r}: "
+                  f"slides/{name}.html is not built", flush=True)
+            continue
+        built[name] = (lecture.deck_notebook(root, name, pub), lecture.deck_title(pub, name))
+    return built
 
 
 def cmd_build(out, execute_notebooks=True, root=ROOT):
@@ -296,12 +349,19 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             what = "executed" if execute_notebooks else "copied"
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
-        front = index_md(pub.title, titles, list(solutions), decks)
+        lectures = lecture_decks(root, pub)
+        first = next(iter(chapter))
+        front = index_md(pub.title, titles, list(solutions), decks,
+                         [(f"{name}.html", title) for name, (_, title) in lectures.items()],
+                         notation_md(notebooks[first], pub, first))
         (src / "index.md").write_text(front, encoding="utf-8")
         plan.write_page(src, facts, pub)
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
             write_slides(notebooks[rel], pub, rel, decks, html)
+        for name, (nb, _) in lectures.items():  # its cells' links are those of notebooks/
+            write_slides(nb, pub, f"{book.CHAPTER_DIR}/{name}.ipynb", decks, html,
+                         name=f"{name}.html")
         status = sphinx.wait()
         if not status:
             for rel, nb in notebooks.items():  # the download button gives the notebook itself
