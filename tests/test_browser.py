@@ -190,6 +190,22 @@ def accessibility_problems(page, where, everything=False):
             for v in result["violations"] if v["impact"] in ("serious", "critical")]
 
 
+def notation_rows(path):
+    """The words of the table in the notebook's cell tagged book.NOTATION_TAG (none without
+    one), as the page shows them: each table cell's text between its formulas (typeset,
+    they are not compared), without code and emphasis marks or link targets."""
+    cells = [c for c in book.read(path).cells if book.NOTATION_TAG in book.tags(c)]
+    words = []
+    for line in cells[0].source.splitlines() if cells else []:
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line.strip().strip("|"))
+        for part in re.split(r"\$[^$]*\$|\|", re.sub(r"[`*]", "", text)):
+            if part.split():
+                words.append(" ".join(part.split()))
+    return words
+
+
 def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
     out, chapter_rels, solution_rels = site
     state = state_of(tab, out / "index.html")
@@ -200,8 +216,17 @@ def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
     assert chapter_pages == [out / html_of(rel) for rel in chapter_rels], state["sidebar"]
     assert solution_pages == [out / html_of(rel) for rel in solution_rels], state["sidebar"]
     decks = [local_target(href) for _, href in state["links"] if "/slides/" in href]
-    assert decks == [out / "slides" / pathlib.Path(html_of(rel)).name for rel in chapter_rels]
+    # The lecture decks built (tools/lecture.py; tests/test_browser_slides.py wants both),
+    # above the deck of each notebook.
+    lectures = [out / "slides" / f"{name}.html" for name in book.LECTURE_DECKS
+                if (out / "slides" / f"{name}.html").is_file()]
+    assert decks == lectures + [out / "slides" / pathlib.Path(html_of(rel)).name
+                                for rel in chapter_rels]
     assert all(d.is_file() for d in decks)
+    notation = notation_rows(ROOT / chapter_rels[0])
+    # Sphinx's smart quotes curl the apostrophes: they are compared straight.
+    text = " ".join(tab.page.inner_text("main").replace("\u2019", "'").split())
+    assert [w for w in notation if w not in text] == [], "the notation table is not shown"
     assert state["wide"] == [], state["wide"]
     assert accessibility_problems(tab.page, "index.html") == []
 
@@ -278,14 +303,24 @@ def test_teaching_plan_page(site, tab):
     screenshot(tab.page, out.parent / "screenshot-teaching-plan.png")
     assert [(g, local_target(h)) for g, _, h in state["sidebar"] if g == "Teaching"] == [
         ("Teaching", page)], state["sidebar"]
-    rows = tab.page.eval_on_selector_all(
-        "article tbody tr", "rs => rs.map(r => r.querySelector('a')?.href || r.innerText)")
+    # The first table: one row per notebook, then the totals.
+    rows = tab.page.eval_on_selector(
+        "article table", "t => Array.from(t.querySelectorAll('tbody tr'))"
+                         ".map(r => r.querySelector('a')?.href || r.innerText)")
     assert [local_target(h) for h in rows[:-1]] == [out / html_of(r) for r in chapter_rels]
     assert rows[-1].startswith(f"All {len(chapter_rels)} notebooks"), rows[-1]
     titles = [book.title_of(book.read(ROOT / rel)) for rel in chapter_rels]
     straight = str.maketrans("“”‘’", "\"\"''")  # Sphinx's smart quotes
+    course = plan.course_headings(plan.chapter_facts().plan)
     assert [h.translate(straight) for level, h in state["headings"] if level == 2] == [
-        "Grading the homework", *titles]
+        *course, "Grading the homework", *titles]
+    # The figure of which notebook builds on which, with its alt text; the quiz's answers
+    # folded until the instructor opens them.
+    (figure,) = tab.page.eval_on_selector_all(
+        "article img", "is => is.map(i => [i.alt, i.naturalWidth])")
+    assert figure[0].startswith("Which notebook builds on which") and figure[1] > 0, figure
+    assert tab.page.eval_on_selector_all("article details", "ds => ds.map(d => d.open)") == [
+        False] * len(plan.QUIZ)
     levels = [level for level, _ in state["headings"]]
     assert levels[:1] == [1] and all(b <= a + 1 for a, b in itertools.pairwise(levels))
     targets = {local_target(h) for _, h in state["links"]}
