@@ -2,7 +2,7 @@
 
 ``ex1``: unequal variances (best split, its error, the even split's error);
 ``ex2``: three positions, one head (the best error, whether it depends on the split);
-``ex3``: the smallest ``n`` at which the expected in-sample error prints as 0.707.
+``ex3``: the smallest ``N`` at which the expected in-sample error prints as 0.707.
 All three are checked. The worked solutions are ``notebooks/solutions/01_solutions.ipynb``.
 """
 
@@ -100,10 +100,10 @@ ex2 = Exercise(
 
 ex3 = Exercise(
     3,
-    [("smallest n", integer(
+    [("smallest N", integer(
         9327, what="number of samples", mistakes=[
-            (9326, "one sample short: at that n the expected error still prints as 0.706"),
-            (10_000, "10,000 is the notebook's sample size, not the smallest n that works"),
+            (9326, "one sample short: at that N the expected error still prints as 0.706"),
+            (10_000, "10,000 is the notebook's sample size, not the smallest N that works"),
             (math.ceil(16 / (1 - 2 * 0.707 ** 2)),
              "that is where the error reaches 0.707 itself; a printed 0.707 starts lower, "
              "where rounding to three decimals gives 0.707"),
@@ -112,13 +112,13 @@ ex3 = Exercise(
              "where rounding to three decimals gives 0.707")]))],
     hints=[
         "A number prints as 0.707 with three decimals once it is at least 0.7065.",
-        r"Solve $\sqrt{(1 - d/n) / 2} \ge 0.7065$ for $n$, then take the smallest whole "
-        "$n$; check it with `f\"{value:.3f}\"` at $n$ and $n - 1$.",
+        r"Solve $\sqrt{(1 - d/N) / 2} \ge 0.7065$ for $N$, then take the smallest whole "
+        "$N$; check it with `f\"{value:.3f}\"` at $N$ and $N - 1$.",
     ],
     solution=(
-        r"The error prints as 0.707 once $\sqrt{(1 - d/n)/2} \ge 0.7065$, i.e. $n \ge d "
-        r"/ (1 - 2 \cdot 0.7065^2) = 9326.6$ for $d = 16$, so the smallest $n$ is 9,327 "
-        "(`math.ceil`). At $n$ = 9,326 the value is 0.70649995 and prints as 0.706. The "
+        r"The error prints as 0.707 once $\sqrt{(1 - d/N)/2} \ge 0.7065$, i.e. $N \ge d "
+        r"/ (1 - 2 \cdot 0.7065^2) = 9326.6$ for $d = 16$, so the smallest $N$ is 9,327 "
+        "(`math.ceil`). At $N$ = 9,326 the value is 0.70649995 and prints as 0.706. The "
         "notebook's 10,000 samples clear the line by little. See "
         "`solutions/01_solutions.ipynb`."),
 )
