@@ -27,7 +27,7 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help setup chapter test test-roundoff test-grade grade execute robust lab present lint bench clean
+.PHONY: help setup chapter test test-roundoff test-grade grade execute robust lab present lint bench weights clean
 
 help:
 	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
@@ -40,6 +40,7 @@ help:
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
+	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
 	@echo "make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]   grade a class's notebooks"
 	@echo "make test-grade   the grader on hostile submissions and a synthetic class"
 
@@ -116,6 +117,11 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --out build/bench
+
+# The weights notebook 9 loads (tools/make_weights.py: notebook 8's data and training loop at
+# seeds 0-5, a few minutes); then `make execute NB=notebooks/09_reading_the_heads.ipynb`.
+weights: $(STAMP)
+	OMP_NUM_THREADS=1 $(BIN)/python tools/make_weights.py
 
 clean:
 	rm -rf build

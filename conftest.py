@@ -9,10 +9,12 @@ pytest_plugins = ["nbval_tolerance", "browsing"]
 # their own order, so that the short files at the end even out the two workers' finish.
 # Seconds each in make test here: 26 and 21 for the two notebooks that train, which go
 # first, side by side, rather than beside Chromium, which slows them by a quarter; then
-# 59, 33 and 24 for the browser files and 20 for the seed-shift check.
+# 59, 33 and 24 for the browser files, 35 for the shipped weights (one training run) and 20
+# for the seed-shift check.
 LONGEST_FIRST = ["notebooks/09_reading_the_heads.ipynb", "notebooks/08_spelling_to_sound.ipynb",
-                 "tests/test_browser.py", "tests/test_browser_jupyter.py",
-                 "tests/test_browser_slides.py", "tests/test_robust.py"]
+                 "tests/test_browser.py", "tests/test_shipped_weights.py",
+                 "tests/test_browser_jupyter.py", "tests/test_browser_slides.py",
+                 "tests/test_robust.py"]
 
 
 def pytest_collection_modifyitems(items):

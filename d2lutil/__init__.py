@@ -16,7 +16,8 @@ Modules, one per concern:
 * ``d2lutil.letter_sound``: which letters spell which phonemes, a letter-to-phoneme
   aligner fitted by EM (notebook 9);
 * ``d2lutil.translator``: the spelling-to-sound translator, its loss, schedule,
-  training loop and greedy decoding (notebook 8 shows it, notebook 9 retrains it);
+  training loop and greedy decoding (notebook 8 shows it; notebook 9 loads the weights
+  it ships for seeds 0-5, made by ``tools/make_weights.py``);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,

@@ -1,8 +1,9 @@
-"""Notebook 8's translator from spelling to sound, which notebook 9 retrains.
+"""Notebook 8's translator from spelling to sound, whose heads notebook 9 reads.
 
 Notebook 8 builds and trains it and prints this code where it teaches it;
-notebook 9 trains it again with the same seed (the same weights, so the same
-outputs) and reads its heads. The pieces:
+notebook 9 loads the weights that training gave on the machine that made the
+chapter (``trained``: shipped in ``d2lutil/weights/`` for seeds 0 to 5) and
+reads its heads. The pieces:
 
 * ``Encoder``: letter plus position embeddings, normalized (no self-attention);
 * ``DecoderLayer``: causal self-attention (with a ``KVCache`` when decoding),
@@ -13,10 +14,22 @@ outputs) and reads its heads. The pieces:
 * ``sequence_loss``, ``warmup_then_decay``, ``train_step`` and ``train``: the
   masked cross-entropy, the learning-rate schedule and the training loop;
 * ``greedy_decode``: pronounce words, with or without a cache;
-* ``target_len``: the longest pronunciation of a dictionary, plus ``<eos>``.
+* ``target_len``: the longest pronunciation of a dictionary, plus ``<eos>``;
+* ``trained``: notebook 8's trained model for a seed, loaded from the weights
+  shipped in ``d2lutil/weights/`` (made by ``make_weights``, the command
+  ``python tools/make_weights.py``) or, for a seed or data they were not made
+  from, trained here with ``train``;
+* ``head_list`` and ``pronounce``: the argument checks and the decoding
+  behind notebook 9's head lab.
 
 Every tensor the code makes itself is made on its inputs' device.
 """
+
+import hashlib
+import json
+import numbers
+import pathlib
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -25,10 +38,20 @@ from torch.nn import functional as F
 from . import pronunciations
 from .attention import KVCache, MultiHeadAttention
 from .shapes import check_positive_int, check_seed
+from .tasks import one_thread
 
-__all__ = ["DecoderLayer", "Encoder", "Translator", "greedy_decode",
-           "sequence_loss", "target_len", "train", "train_step",
+__all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "fingerprint",
+           "greedy_decode", "head_list", "make_weights", "pronounce",
+           "sequence_loss", "target_len", "train", "train_step", "trained",
            "warmup_then_decay"]
+
+#: The folder of the shipped weights: ``seed_<n>.pt`` and ``weights.json``.
+WEIGHTS = pathlib.Path(__file__).resolve().with_name("weights")
+#: The seeds whose trained weights ship with d2lutil.
+SHIPPED_SEEDS = tuple(range(6))
+#: Notebook 8's data split and training arguments (``train``'s defaults).
+NUM_TEST = 2_000
+TRAINING = {"num_steps": 700, "batch_size": 128, "lr": 0.02, "warmup": 50}
 
 
 def _check_tensor(name, value, ndim):
@@ -215,3 +238,156 @@ def greedy_decode(model, words, letters, phonemes, use_cache=True,
         if (tokens == phonemes.eos).any(dim=1).all():
             break
     return [phonemes.decode(row[1:]) for row in tokens], torch.cat(scores, 1)
+
+
+def fingerprint(words, entries, letters, phonemes):
+    """A short hash of what ``train`` learns from: the training words with
+    their phonemes, both vocabularies and the longest target."""
+    digest = hashlib.sha256()
+    for word in words:
+        digest.update(f"{word} {' '.join(entries[word])}\n".encode())
+    digest.update(" ".join(letters.tokens).encode() + b"\n")
+    digest.update(" ".join(phonemes.tokens).encode() + b"\n")
+    digest.update(str(target_len(entries)).encode())
+    return digest.hexdigest()[:16]
+
+
+def _manifest(folder=WEIGHTS):
+    path = pathlib.Path(folder) / "weights.json"
+    return json.loads(path.read_text()) if path.is_file() else {"seeds": {}}
+
+
+def trained(words, entries, letters, phonemes, seed=0, folder=WEIGHTS):
+    """Notebook 8's model, ``train(words, entries, letters, phonemes, seed)``:
+    the shipped weights if they were made from these data at this seed,
+    otherwise trained here (on one thread, as notebook 8 does).
+
+    The seed is read as a program's own seeding calls see it
+    (``torch.Generator().manual_seed(seed).initial_seed()``), so a program
+    whose seeds are all shifted gets the model of the shifted seed. Returns
+    the model (in eval mode) and a dict: ``seed``, ``shipped`` (True if
+    loaded), ``num_steps`` (of training), and for shipped weights the
+    ``torch`` version and the CPU ``capability`` (ATen's kernels) that made
+    them.
+    """
+    check_seed(seed)
+    effective = torch.Generator().manual_seed(seed).initial_seed()
+    manifest = _manifest(folder)
+    record = manifest["seeds"].get(str(effective))
+    if record is not None and record["fingerprint"] == fingerprint(
+            words, entries, letters, phonemes):
+        model = Translator(len(letters), len(phonemes),
+                           pronunciations.MAX_LETTERS, target_len(entries))
+        state = torch.load(pathlib.Path(folder) / record["file"],
+                           weights_only=True)
+        model.load_state_dict(state)
+        return model.eval(), {
+            "seed": effective, "shipped": True,
+            "num_steps": manifest["training"]["num_steps"], **manifest["made_by"]}
+    with one_thread():  # small tensors: one thread is faster than two
+        model, losses = train(words, entries, letters, phonemes, seed=seed)
+    return model, {"seed": effective, "shipped": False, "num_steps": len(losses)}
+
+
+def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
+    """Train notebook 8's model for each seed and save it in folder.
+
+    For seed s this is notebook 8 with every seed s: the CMU dictionary's
+    first pronunciations, ``split_words(entries, NUM_TEST, seed=s)`` and
+    ``train(train_words, entries, letters, phonemes, seed=s)`` on one thread.
+    Writes ``seed_<s>.pt`` (the float32 state dict) and ``weights.json``
+    (each file's seed and data ``fingerprint``, the torch version and the
+    CPU capability; the other seeds it lists are kept if the same torch
+    version and capability made them). Returns the path of ``weights.json``.
+    """
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    every = pronunciations.load_dictionary(all_pronunciations=True)
+    entries = {word: options[0] for word, options in every.items()}
+    letters = pronunciations.letter_vocab()
+    phonemes = pronunciations.phoneme_vocab(entries)
+    made_by = {"torch": torch.__version__,
+               "capability": torch.backends.cpu.get_cpu_capability()}
+    before = _manifest(folder)  # its other seeds are kept if made alike
+    records = before["seeds"] if before.get("made_by") == made_by else {}
+    for seed in seeds:
+        check_seed(seed)
+        words, _, _ = pronunciations.split_words(entries, NUM_TEST, seed=seed)
+        with one_thread():
+            model, _ = train(words, entries, letters, phonemes, seed=seed,
+                             **TRAINING)
+        name = f"seed_{seed}.pt"
+        torch.save({k: v.detach().clone() for k, v in model.state_dict().items()},
+                   folder / name)
+        records[str(seed)] = {"file": name, "fingerprint": fingerprint(
+            words, entries, letters, phonemes)}
+    records = dict(sorted(records.items(), key=lambda item: int(item[0])))
+    manifest = {"made_by": made_by, "command": "python tools/make_weights.py",
+                "num_test": NUM_TEST, "training": TRAINING, "seeds": records}
+    path = folder / "weights.json"
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
+    return path
+
+
+def head_list(heads_off, num_heads):
+    """``heads_off`` (an int or a sequence of ints, each a head 0 to
+    ``num_heads - 1``) as a sorted list without repeats; an error naming
+    ``heads_off`` otherwise."""
+    if isinstance(heads_off, numbers.Integral) and not isinstance(heads_off, bool):
+        heads_off = [heads_off]
+    if isinstance(heads_off, (str, bytes)) or not hasattr(heads_off, "__iter__"):
+        raise TypeError(f"heads_off must be an int or a sequence of ints, got "
+                        f"{type(heads_off).__name__}")
+    heads = list(heads_off)
+    for head in heads:
+        if isinstance(head, bool) or not isinstance(head, numbers.Integral):
+            raise TypeError(f"heads_off must hold ints, got "
+                            f"{type(head).__name__}")
+    if not all(0 <= head < num_heads for head in heads):
+        raise ValueError(f"heads_off must be heads 0 to {num_heads - 1}, "
+                         f"got {sorted(heads)}")
+    return sorted({int(head) for head in heads})
+
+
+class Pronounced(NamedTuple):
+    """What ``pronounce`` returns."""
+    said: list  # the phonemes said
+    cut: bool  # True if decoding stopped at the longest target, no <eos>
+    weights: torch.Tensor  # (num_heads, rows, letters): cross-attention
+    rows: list  # the token each row predicts: the phonemes, then <eos>
+    heads_off: list  # the heads switched off, sorted
+
+
+@torch.no_grad()
+def pronounce(model, word, letters, phonemes, heads_off=()):
+    """One word said by model with ``heads_off`` switched off, and the
+    cross-attention weights of the rows that said it (for a head lab).
+
+    Decoding stops at ``<eos>`` or after ``model.position.num_embeddings``
+    steps; in the second case the pronunciation is ``cut`` and has no
+    ``<eos>`` row. A switched-off head still reports where it looks.
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a str, got {type(word).__name__}")
+    if not isinstance(model, Translator):
+        raise TypeError(f"model must be a Translator, got "
+                        f"{type(model).__name__}")
+    num_heads = model.decoder.cross_attention.num_heads
+    off = head_list(heads_off, num_heads)
+    device, mask = model.output.weight.device, None
+    if off:  # (num_heads,): 0 for a head switched off
+        mask = torch.ones(num_heads, device=device).index_fill(
+            0, torch.tensor(off, device=device), 0.0)
+    (said,), scores = greedy_decode(model, [word], letters, phonemes,
+                                    head_mask=mask)
+    ids = scores[0].argmax(dim=-1).tolist()  # the tokens decoding chose
+    cut = phonemes.eos not in ids
+    if not cut:
+        ids = ids[:ids.index(phonemes.eos) + 1]
+    source, source_valid_lens = pronunciations.encode_words([word], letters)
+    decoder_input = torch.tensor([[phonemes.bos, *ids[:-1]]],
+                                 device=source.device)  # (1, rows)
+    model(source, source_valid_lens, decoder_input, head_mask=mask)
+    weights = model.decoder.cross_attention.attention_weights[0]  # (h, T, S)
+    return Pronounced(said, cut, weights,
+                      [phonemes.tokens[i] for i in ids], off)

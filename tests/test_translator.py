@@ -2,6 +2,7 @@
 hand computations (a per-token loss loop, the schedule's formula, decoding step by
 step), for determinism (the same seed, the same weights) and for its argument checks."""
 
+import json
 import math
 
 import pytest
@@ -163,3 +164,174 @@ def test_the_translator_names_a_bad_size():
         translator.Translator(29, 9, 12, 0)
     with pytest.raises(TypeError, match="num_letters"):
         translator.Translator(29.0, 9, 12, 6)
+
+
+# The head lab's helpers: head_list and pronounce.
+
+@pytest.mark.parametrize("heads_off, expected", [
+    (2, [2]), ((), []), ([3, 0, 3], [0, 3]), (range(2), [0, 1]), ((1,), [1]),
+    (torch.tensor(2).item(), [2])])
+def test_head_list_takes_an_int_or_a_sequence(heads_off, expected):
+    assert translator.head_list(heads_off, 4) == expected
+
+
+@pytest.mark.parametrize("heads_off, error, match", [
+    ("2", TypeError, "heads_off must be an int or a sequence of ints, got str"),
+    (1.5, TypeError, "heads_off must be an int or a sequence of ints, got float"),
+    (True, TypeError, "heads_off must be an int or a sequence of ints, got bool"),
+    ([0, 1.0], TypeError, "heads_off must hold ints, got float"),
+    ([4], ValueError, r"heads_off must be heads 0 to 3, got \[4\]"),
+    (-1, ValueError, r"heads_off must be heads 0 to 3, got \[-1\]")])
+def test_head_list_names_a_bad_heads_off(heads_off, error, match):
+    with pytest.raises(error, match=match):
+        translator.head_list(heads_off, 4)
+
+
+def test_pronounce_gives_the_decoded_phonemes_and_their_teacher_forced_maps(vocab):
+    _, letters, phonemes = vocab
+    model = small_model(num_phonemes=len(phonemes))
+    for word, heads_off in (("tack", ()), ("cattle", 1), ("act", [0, 3])):
+        lab = translator.pronounce(model, word, letters, phonemes, heads_off)
+        mask = torch.ones(4)
+        mask[translator.head_list(heads_off, 4)] = 0.0
+        (said,), scores = translator.greedy_decode(model, [word], letters, phonemes,
+                                                   head_mask=mask)
+        assert lab.said == said and lab.heads_off == translator.head_list(heads_off, 4)
+        ids = scores[0].argmax(-1).tolist()
+        assert lab.cut == (phonemes.eos not in ids)
+        rows = ids if lab.cut else ids[:ids.index(phonemes.eos) + 1]
+        assert lab.rows == [phonemes.tokens[i] for i in rows]
+        # the maps: the model run on <bos> and the tokens it chose, the same mask
+        source, lens = pronunciations.encode_words([word], letters)
+        with torch.no_grad():
+            model(source, lens, torch.tensor([[phonemes.bos, *rows[:-1]]]), head_mask=mask)
+        torch.testing.assert_close(lab.weights,
+                                   model.decoder.cross_attention.attention_weights[0])
+        assert lab.weights.shape == (4, len(rows), len(word))
+
+
+def test_pronounce_marks_a_pronunciation_cut_at_the_longest_target(vocab):
+    _, letters, phonemes = vocab
+    model = small_model(num_phonemes=len(phonemes))  # at most 6 tokens
+    with torch.no_grad():
+        model.output.bias[phonemes.index["K"]] = 100.0  # always K: never <eos>
+    lab = translator.pronounce(model, "cattle", letters, phonemes)
+    assert lab.cut and lab.said == ["K"] * 6 and lab.rows == ["K"] * 6
+    assert lab.weights.shape == (4, 6, 6)  # 6 rows: no <eos> row, no 7th position
+    with torch.no_grad():
+        model.output.bias[phonemes.eos] = 200.0  # <eos> at once
+    lab = translator.pronounce(model, "cattle", letters, phonemes)
+    assert not lab.cut and lab.said == [] and lab.rows == ["<eos>"]
+
+
+def test_pronounce_names_a_bad_argument(vocab):
+    _, letters, phonemes = vocab
+    model = small_model(num_phonemes=len(phonemes))
+    for word, error, match in [(3, TypeError, "word must be a str, got int"),
+                               (["cat"], TypeError, "word must be a str, got list"),
+                               ("Cat", ValueError, "words must be 3 to 12 lower-case")]:
+        with pytest.raises(error, match=match):
+            translator.pronounce(model, word, letters, phonemes)
+    with pytest.raises(ValueError, match="heads_off must be heads 0 to 3"):
+        translator.pronounce(model, "cat", letters, phonemes, heads_off=[4])
+    with pytest.raises(TypeError, match="model must be a Translator"):
+        translator.pronounce(torch.nn.Linear(2, 2), "cat", letters, phonemes)
+
+
+# trained: shipped weights, or a model trained here.
+
+def ship(folder, vocab, seeds, words=WORDS):
+    """A folder of weights as make_weights writes it, for the small vocabularies: each
+    seed's 'model' is a random Translator of the shape trained() builds."""
+    entries, letters, phonemes = vocab
+    records = {}
+    for seed in seeds:
+        torch.manual_seed(100 + seed)
+        model = translator.Translator(len(letters), len(phonemes),
+                                      pronunciations.MAX_LETTERS, translator.target_len(entries))
+        torch.save(model.state_dict(), folder / f"seed_{seed}.pt")
+        records[str(seed)] = {"file": f"seed_{seed}.pt", "fingerprint": translator.fingerprint(
+            words, entries, letters, phonemes)}
+    made_by = {"torch": "9.9", "capability": "TEST"}
+    (folder / "weights.json").write_text(json.dumps({
+        "made_by": made_by, "training": {"num_steps": 12}, "seeds": records}))
+    return {seed: torch.load(folder / f"seed_{seed}.pt") for seed in seeds}
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """translator.train replaced: it records its seed and returns a sentinel."""
+    calls = []
+
+    def fake_train(words, entries, letters, phonemes, seed=0, **kwargs):
+        calls.append(seed)
+        return "trained here", [0.0] * 7
+
+    monkeypatch.setattr(translator, "train", fake_train)
+    return calls
+
+
+def test_trained_loads_the_shipped_weights_of_its_seed(tmp_path, vocab, no_training,
+                                                       monkeypatch):
+    entries, letters, phonemes = vocab
+    states = ship(tmp_path, vocab, [0, 3])
+    loads = []
+    real_load = torch.load
+    monkeypatch.setattr(torch, "load", lambda *a, **k: loads.append(k) or real_load(*a, **k))
+    for seed in (0, 3):
+        model, made_by = translator.trained(WORDS, entries, letters, phonemes, seed=seed,
+                                            folder=tmp_path)
+        assert made_by == {"seed": seed, "shipped": True, "num_steps": 12, "torch": "9.9",
+                           "capability": "TEST"}
+        assert not model.training
+        for name, value in model.state_dict().items():
+            assert torch.equal(value, states[seed][name]), name
+    assert no_training == [] and loads == [{"weights_only": True}] * 2
+
+
+def test_trained_trains_a_seed_or_data_it_has_no_weights_for(tmp_path, vocab, no_training):
+    entries, letters, phonemes = vocab
+    ship(tmp_path, vocab, [0])
+    assert translator.trained(WORDS, entries, letters, phonemes, seed=1,
+                              folder=tmp_path) == ("trained here", {"seed": 1, "shipped": False,
+                                                                    "num_steps": 7})
+    other_words = WORDS[:-1]  # other data, shipped seed: trained too
+    assert translator.trained(other_words, entries, letters, phonemes, seed=0,
+                              folder=tmp_path)[0] == "trained here"
+    assert translator.trained(WORDS, entries, letters, phonemes,
+                              folder=tmp_path / "none")[0] == "trained here"
+    assert no_training == [1, 0, 0]
+    with pytest.raises(TypeError, match="seed must be an int"):
+        translator.trained(WORDS, entries, letters, phonemes, seed="0", folder=tmp_path)
+
+
+def test_trained_reads_its_seed_as_a_shifted_program_does(tmp_path, vocab, no_training):
+    """Every seed shifted by K: seed 0 means the shipped seed K, or training at seed 0
+    (which the shift makes K inside train) when K is not shipped."""
+    import seedshift
+
+    entries, letters, phonemes = vocab
+    states = ship(tmp_path, vocab, [0, 3])
+    try:
+        seedshift.install(3)
+        model, made_by = translator.trained(WORDS, entries, letters, phonemes, seed=0,
+                                            folder=tmp_path)
+        assert made_by["seed"] == 3 and made_by["shipped"]
+        assert all(torch.equal(v, states[3][k]) for k, v in model.state_dict().items())
+        seedshift.install(6)
+        _, made_by = translator.trained(WORDS, entries, letters, phonemes, seed=0,
+                                        folder=tmp_path)
+        assert made_by["seed"] == 6 and not made_by["shipped"] and no_training == [0]
+    finally:
+        seedshift.uninstall()
+
+
+def test_the_fingerprint_changes_with_the_data(vocab):
+    entries, letters, phonemes = vocab
+    base = translator.fingerprint(WORDS, entries, letters, phonemes)
+    assert base == translator.fingerprint(list(WORDS), dict(entries), letters, phonemes)
+    changed = {**entries, "cat": ("K", "AE", "D")}
+    assert len({base, translator.fingerprint(WORDS[1:], entries, letters, phonemes),
+                translator.fingerprint(WORDS, changed, letters, phonemes),
+                translator.fingerprint(WORDS, entries, letters,
+                                       pronunciations.phoneme_vocab(changed))}) == 4

@@ -2,11 +2,13 @@
 every tensor its code makes itself (positions, masks, the <bos> column) is made with
 ``device=``; so does the head lab that notebook 9 defines on it.
 
-The model's code is the library's; the head lab's is notebook 9's own: the cells that
-define it are executed here (nothing trained). A CPU-only machine cannot see a tensor left
-on the CPU by mistake, so the tests watch the factory functions instead: under
-``RequireDevice``, a call of ``torch.arange``, ``torch.full``, ... from the translator's
-code without ``device=`` raises, as it would meet the GPU's tensors on a GPU.
+The model's code is the library's, the head lab's decoding too (``translator.pronounce``);
+the head lab itself is notebook 9's own: the cells that define it are executed here
+(nothing trained), and the tests below check that it takes any input without a traceback.
+A CPU-only machine cannot see a tensor left on the CPU by mistake, so the tests watch
+the factory functions instead: under ``RequireDevice``, a call of ``torch.arange``,
+``torch.full``, ... from the translator's code without ``device=`` raises, as it would
+meet the GPU's tensors on a GPU.
 """
 
 import pathlib
@@ -25,8 +27,7 @@ from d2lutil import translator  # noqa: E402
 
 MODULE = pathlib.Path(translator.__file__).resolve()
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "09_reading_the_heads.ipynb"
-DEFINES = ("@torch.no_grad()\ndef teacher_forced", "@torch.no_grad()\ndef value_norms",
-           "def head_lab", "def draw_lab_maps")
+DEFINES = ("@torch.no_grad()\ndef value_norms", "def head_lab", "def draw_lab_maps")
 
 
 class RequireDevice(TorchFunctionMode):
@@ -57,7 +58,7 @@ def notebook():
                  "num_heads": 4, "plt": plt}
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
              if c.cell_type == "code" and c.source.lstrip().startswith(DEFINES)]
-    assert len(cells) == 4, "the cells that define notebook 9's head lab were not found"
+    assert len(cells) == 3, "the cells that define notebook 9's head lab were not found"
     for source in cells:
         exec(compile(source, str(NOTEBOOK), "exec"), namespace)
     return namespace
@@ -100,6 +101,13 @@ def test_greedy_decode_makes_its_bos_column_with_device(notebook):
     torch.testing.assert_close(with_cache[1], without[1], rtol=1e-5, atol=1e-5)
 
 
+def test_pronounce_makes_its_mask_and_tokens_with_device(notebook):
+    model, letters, phonemes = small_model(), notebook["letters"], notebook["phonemes"]
+    with RequireDevice():
+        lab = translator.pronounce(model, "cattle", letters, phonemes, heads_off=[1, 2])
+    assert lab.heads_off == [1, 2] and lab.weights.shape[0] == 4
+
+
 @pytest.fixture
 def lab(notebook):
     notebook["model"] = small_model()
@@ -127,3 +135,63 @@ def test_the_head_lab_prints_the_librarys_reason_for_a_bad_word(lab, capsys, wor
 def test_the_head_lab_refuses_a_head_it_does_not_have(lab, capsys):
     assert lab("cell", heads_off=[4]) is None
     assert capsys.readouterr().out.startswith("ValueError: heads_off must be heads 0 to 3")
+
+
+def titles():
+    return [ax.get_title() for ax in plt.gcf().axes if ax.get_title()]
+
+
+def test_the_head_lab_takes_one_head_or_several_and_marks_them_off(lab, capsys):
+    assert isinstance(lab("cim", heads_off=2), list)
+    assert capsys.readouterr().out.rstrip().endswith("(heads [2] off)")
+    assert titles() == ["head 0", "head 1", "head 2 (off)", "head 3"]
+    plt.close("all")
+    lab("cim", heads_off=(3, 1))
+    assert titles() == ["head 0", "head 1 (off)", "head 2", "head 3 (off)"]
+    plt.close("all")
+    lab("cim")
+    assert titles() == ["head 0", "head 1", "head 2", "head 3"]
+
+
+@pytest.mark.parametrize("heads_off, message", [
+    ("2", "TypeError: heads_off must be an int or a sequence of ints, got str"),
+    (2.0, "TypeError: heads_off must be an int or a sequence of ints, got float"),
+    ([0, None], "TypeError: heads_off must hold ints, got NoneType"),
+    (-1, "ValueError: heads_off must be heads 0 to 3, got [-1]")])
+def test_the_head_lab_names_heads_off_when_it_is_bad(lab, capsys, heads_off, message):
+    assert lab("cell", heads_off=heads_off) is None
+    assert capsys.readouterr().out.startswith(message)
+
+
+@pytest.mark.parametrize("word, message", [
+    (3, "TypeError: word must be a str, got int"),
+    (["cell"], "TypeError: word must be a str, got list"),
+    ("", "ValueError: words must be 3 to 12 lower-case letters a-z")])
+def test_the_head_lab_prints_the_reason_for_a_word_that_is_not_a_str(lab, capsys, word,
+                                                                     message):
+    assert lab(word) is None
+    assert capsys.readouterr().out.startswith(message)
+
+
+def test_the_head_lab_shows_a_pronunciation_cut_at_the_longest_target(notebook, capsys):
+    """The model says K for ever: decoding stops at its cap (6 tokens), without <eos>."""
+    model = small_model()
+    phonemes = notebook["phonemes"]
+    with torch.no_grad():
+        model.output.bias[phonemes.index["K"]] = 100.0
+    notebook["model"] = model
+    try:
+        for values in (False, True):
+            said = notebook["head_lab"]("cimcimcimcim", values=values)
+            assert said == ["K"] * 6
+            out = capsys.readouterr().out
+            assert out == "cimcimcimcim: K K K K K K (cut at 6 phonemes)\n"
+            heatmap = plt.gcf().axes[0]
+            labels = [t.get_text() for t in heatmap.get_yticklabels()]
+            assert labels == ["K"] * 6  # a row per phoneme said, no <eos> row
+            plt.close("all")
+        notebook["head_lab"]("cimcim", heads_off=0)
+        assert capsys.readouterr().out == ("cimcim: K K K K K K (cut at 6 phonemes) "
+                                           "(heads [0] off)\n")
+    finally:
+        plt.close("all")
