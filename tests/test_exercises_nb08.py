@@ -40,6 +40,17 @@ def test_ex1(tion_counts):
     assert not ex1.check(..., num_shan)
 
 
+def test_ex1_names_the_training_words_only(capsys):
+    """822 and 807 are the counts over the training words of notebook 8."""
+    every = pronunciations.load_dictionary(all_pronunciations=True)
+    entries = {word: options[0] for word, options in every.items()}
+    train_words, _, _ = pronunciations.split_words(entries, num_test=2_000, seed=0)
+    tion = [word for word in train_words if word.endswith("tion")]
+    shan = sum(entries[word][-3:] == ("SH", "AH", "N") for word in tion)
+    assert not ex1.check(len(tion), shan)
+    assert capsys.readouterr().out.count("training words only") == 2
+
+
 def projected_positions(num_steps, use_cache):
     """Positions whose keys a causal self-attention projects over num_steps steps."""
     torch.manual_seed(0)

@@ -19,11 +19,15 @@ ex1 = Exercise(
     [("words ending in 'tion'", integer(
         833, what="count of words", mistakes=[
             (1341, "that counts every word containing 'tion'; the question asks for the "
-                   "words that end in it")])),
+                   "words that end in it"),
+            (822, "that counts the training words only; the question asks about the "
+                  "whole dictionary as loaded")])),
      ("of those, pronunciations ending in SH AH N", integer(
          817, what="count of words", mistakes=[
              (833, "that is every word ending in 'tion'; compare the end of each "
-                   "pronunciation with ('SH', 'AH', 'N')")]))],
+                   "pronunciation with ('SH', 'AH', 'N')"),
+             (807, "that counts the training words only; the question asks about the "
+                   "whole dictionary as loaded")]))],
     hints=[
         "Load the dictionary with `pronunciations.load_dictionary()`: a dict from each "
         "word to its tuple of phonemes, stress digits removed.",
@@ -32,11 +36,15 @@ ex1 = Exercise(
     ],
     solution=(
         "833 words of 3 to 12 letters end in 'tion', and 817 of them end in SH AH N "
-        "(attention, nation, ...). Of the 16 others, 12 end in CH AH N, after an s or an "
-        "n (question, suggestion, intention, even inattention), equation ends in ZH AH "
-        "N, and three are rarities (cation, mation, martion). So -tion is about as "
-        "regular as English spelling gets, and still the letter before the t matters. "
-        "See `solutions/08_solutions.ipynb`."),
+        "(attention, nation, ...). Of the 16 others, 12 end in CH AH N, equation ends in "
+        "ZH AH N, and three are rarities (cation, mation, martion). What gives CH is an "
+        "s before the t: 9 of the 10 words ending in -stion end in CH AH N (question, "
+        "suggestion). An n does not: 10 of the 13 words ending in -ntion keep SH AH N "
+        "(attention, mention), and only 3 have CH (intention, inattention, abstention). "
+        "So -tion is about as regular as English spelling gets, and its one real "
+        "exception comes from the letter before the t. A model does not need to look "
+        "back at that letter: it has just said the s as S, so the phoneme before tells "
+        "it. See `solutions/08_solutions.ipynb`."),
     open_part="what the other words are",
 )
 

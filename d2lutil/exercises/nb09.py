@@ -33,9 +33,13 @@ ex1 = Exercise(
         "546 begin with G (get, girl, gift). For c the rule nearly holds: 573 of the "
         "717 words beginning with ce, ci or cy begin with S. So the next letter "
         "decides a g far less than a c: a look-ahead head can fetch the e, but the "
-        "model must also know the word. In notebook 9, redo the soft-c test with "
-        "`c_rows` rewritten for g (rows that predict JH for a g before e, i or y; the "
-        "control G before a, o or u) and the look-ahead head switched off. See "
+        "model must also know the word. The head test: take notebook 9's soft-c rows "
+        "for g (rows that predict JH for a g before e, i or y; as controls, the same "
+        "letters spoken G, and a g before a, o or u), and count the rows wrong with "
+        "each head switched off in turn. With the look-ahead head off, most JH rows go "
+        "wrong while the G rows before e, i or y get no worse: without it the model "
+        "says G. No other head does that, and the hard g and the average row lose far "
+        "less. The worked solution computes it in "
         "`solutions/09_solutions.ipynb`."),
     open_part="what the look-ahead head does for a g",
 )
@@ -62,8 +66,9 @@ ex2 = Exercise(
     solution=(
         "head_size = 64 / 4 = 16, so head 2's slice is columns 32 to 47, and "
         r"$\mathbf{W}_o^{(2)}$ is the 64 x 16 block of `W_o.weight` that reads them: "
-        r"1024 entries. The output is $\sum_h \mathbf{W}_o^{(h)} \mathbf{o}_h$ (plus "
-        "the bias), linear in each slice and no slice touches another head's "
+        r"1024 entries. The output is $\sum_h \mathbf{W}_o^{(h)} \mathbf{o}_h$ (the "
+        "translator's W_o has no bias), linear in each slice and no slice touches "
+        "another head's "
         r"columns, so replacing $\mathbf{o}_h$ replaces exactly head $h$'s "
         "contribution and nothing else. See `solutions/09_solutions.ipynb`."),
     open_part="why swapping the slice swaps the head's contribution",
