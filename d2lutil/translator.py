@@ -11,14 +11,17 @@ reads its heads. The pieces:
   network, each after a LayerNorm and added back (pre-norm residuals);
 * ``Translator``: the encoder, phoneme and position embeddings, one decoder
   layer and a linear readout over the phonemes;
-* ``sequence_loss``, ``warmup_then_decay``, ``train_step`` and ``train``: the
-  masked cross-entropy, the learning-rate schedule and the training loop;
+* ``sequence_loss``, ``warmup_then_decay``, ``train_step``, ``draws`` and
+  ``train``: the masked cross-entropy, the learning-rate schedule, one step,
+  the words each step draws and the training loop;
 * ``greedy_decode``: pronounce words, with or without a cache;
 * ``target_len``: the longest pronunciation of a dictionary, plus ``<eos>``;
 * ``trained``: notebook 8's trained model for a seed, loaded from the weights
   shipped in ``d2lutil/weights/`` (made by ``make_weights``, the command
   ``python tools/make_weights.py``) or, for a seed or data they were not made
   from, trained here with ``train``;
+* ``shipped``: a shipped model read by its file's name, with the test words
+  it was not trained on (the same whatever seeds a program shifts);
 * ``head_list`` and ``pronounce``: the argument checks and the decoding
   behind notebook 9's head lab.
 
@@ -40,9 +43,9 @@ from .attention import KVCache, MultiHeadAttention
 from .shapes import check_positive_int, check_seed
 from .tasks import one_thread
 
-__all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "fingerprint",
+__all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "draws", "fingerprint",
            "greedy_decode", "head_list", "make_weights", "pronounce",
-           "sequence_loss", "target_len", "train", "train_step", "trained",
+           "sequence_loss", "shipped", "target_len", "train", "train_step", "trained",
            "warmup_then_decay"]
 
 #: The folder of the shipped weights: ``seed_<n>.pt`` and ``weights.json``.
@@ -205,17 +208,29 @@ def train(words, entries, letters, phonemes, seed=0, num_steps=700,
                        pronunciations.MAX_LETTERS, target_len(entries))
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     schedule = warmup_then_decay(optimizer, warmup, num_steps)
-    draws = torch.Generator().manual_seed(seed)  # which words, when
+    picks = draws(len(words), seed, num_steps, batch_size)  # which words
     losses = []
     steps = range(num_steps) if progress is None else progress(
         range(num_steps))
-    for _ in steps:
-        picks = torch.randint(len(words), (batch_size,),
-                              generator=draws).tolist()
+    for step in steps:
         batch = pronunciations.make_batch(
-            [words[i] for i in picks], entries, letters, phonemes)
+            [words[i] for i in picks[step].tolist()], entries, letters,
+            phonemes)
         losses.append(train_step(model, optimizer, schedule, batch))
     return model.eval(), losses
+
+
+def draws(num_words, seed=0, num_steps=700, batch_size=128):
+    """The words ``train`` draws, by index: (num_steps, batch_size), each
+    step's uniformly from num_words with repeats (a generator seeded with
+    seed), so some words come twice and others never."""
+    check_positive_int("num_words", num_words)
+    check_positive_int("num_steps", num_steps)
+    check_positive_int("batch_size", batch_size)
+    generator = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randint(num_words, (batch_size,),
+                                      generator=generator)
+                        for _ in range(num_steps)])
 
 
 @torch.no_grad()
@@ -289,6 +304,33 @@ def trained(words, entries, letters, phonemes, seed=0, folder=WEIGHTS):
     return model, {"seed": effective, "shipped": False, "num_steps": len(losses)}
 
 
+def shipped(seed, entries, letters, phonemes, folder=WEIGHTS):
+    """The shipped model of ``seed`` read by its file's name, ``seed_<seed>.pt``,
+    and the test words of its split: ``(model, test_words)``.
+
+    Unlike ``trained``, the seed is taken as given, never through a program's
+    seeding calls, so a table over the shipped seeds is the same whatever seeds
+    the program shifts. ``entries``, ``letters`` and ``phonemes`` are notebook
+    8's (the dictionary's first pronunciations and both vocabularies); every
+    test word must be in ``entries``.
+    """
+    check_seed(seed)
+    records = _manifest(folder)["seeds"]
+    if str(seed) not in records:
+        raise ValueError(f"seed must be a shipped seed ({', '.join(records)}), got {seed}")
+    record = records[str(seed)]
+    test_words = record["test_words"].split()
+    missing = [word for word in test_words if word not in entries]
+    if missing:
+        raise ValueError(f"entries must hold the test words of seed {seed}; it lacks "
+                         f"{len(missing)}, e.g. {missing[0]!r}")
+    model = Translator(len(letters), len(phonemes), pronunciations.MAX_LETTERS,
+                       target_len(entries))
+    model.load_state_dict(torch.load(pathlib.Path(folder) / record["file"],
+                                     weights_only=True))
+    return model.eval(), test_words
+
+
 def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     """Train notebook 8's model for each seed and save it in folder.
 
@@ -296,7 +338,7 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     first pronunciations, ``split_words(entries, NUM_TEST, seed=s)`` and
     ``train(train_words, entries, letters, phonemes, seed=s)`` on one thread.
     Writes ``seed_<s>.pt`` (the float32 state dict) and ``weights.json``
-    (each file's seed and data ``fingerprint``, the torch version and the
+    (each file's seed, data ``fingerprint`` and test words, the torch version and the
     CPU capability; the other seeds it lists are kept if the same torch
     version and capability made them). Returns the path of ``weights.json``.
     """
@@ -312,7 +354,7 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     records = before["seeds"] if before.get("made_by") == made_by else {}
     for seed in seeds:
         check_seed(seed)
-        words, _, _ = pronunciations.split_words(entries, NUM_TEST, seed=seed)
+        words, test_words, _ = pronunciations.split_words(entries, NUM_TEST, seed=seed)
         with one_thread():
             model, _ = train(words, entries, letters, phonemes, seed=seed,
                              **TRAINING)
@@ -320,7 +362,7 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
         torch.save({k: v.detach().clone() for k, v in model.state_dict().items()},
                    folder / name)
         records[str(seed)] = {"file": name, "fingerprint": fingerprint(
-            words, entries, letters, phonemes)}
+            words, entries, letters, phonemes), "test_words": " ".join(test_words)}
     records = dict(sorted(records.items(), key=lambda item: int(item[0])))
     manifest = {"made_by": made_by, "command": "python tools/make_weights.py",
                 "num_test": NUM_TEST, "training": TRAINING, "seeds": records}

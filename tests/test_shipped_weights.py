@@ -101,3 +101,43 @@ def test_seed_0s_weights_are_what_training_gives(data):
         for model in (shipped, fresh)]
     (per, accuracy), (fresh_per, fresh_accuracy) = rates
     assert abs(per - fresh_per) <= ATOL and abs(accuracy - fresh_accuracy) <= ATOL
+
+
+def test_each_shipped_seed_keeps_the_test_words_of_its_split(data):
+    entries, letters, phonemes = data
+    for seed, record in MANIFEST["seeds"].items():
+        train_words, test_words, _ = pronunciations.split_words(
+            entries, translator.NUM_TEST, seed=int(seed))
+        assert record["test_words"].split() == test_words
+        assert record["fingerprint"] == translator.fingerprint(
+            train_words, entries, letters, phonemes)
+
+
+@pytest.mark.parametrize("k", [0, 2, 7])
+def test_shipped_reads_a_seed_by_name_whatever_the_seed_shift(data, k):
+    """Notebook 9's table over the six shipped models: under a seed shift, shipped(3) is
+    still seed 3's model with seed 3's test words."""
+    import seedshift
+
+    entries, letters, phonemes = data
+    try:
+        seedshift.install(k)
+        model, test_words = translator.shipped(3, entries, letters, phonemes)
+    finally:
+        seedshift.uninstall()
+    state = torch.load(translator.WEIGHTS / "seed_3.pt", weights_only=True)
+    assert all(torch.equal(v, state[name]) for name, v in model.state_dict().items())
+    assert test_words == MANIFEST["seeds"]["3"]["test_words"].split()
+    assert not model.training
+
+
+def test_shipped_names_what_is_wrong(data):
+    entries, letters, phonemes = data
+    with pytest.raises(ValueError, match=r"seed must be a shipped seed \(0, 1, 2, 3, 4, 5\), "
+                                         r"got 6"):
+        translator.shipped(6, entries, letters, phonemes)
+    with pytest.raises(TypeError, match="seed"):
+        translator.shipped("3", entries, letters, phonemes)
+    few = {word: entries[word] for word in list(entries)[:100]}
+    with pytest.raises(ValueError, match="entries must hold the test words of seed 0"):
+        translator.shipped(0, few, letters, phonemes)

@@ -145,6 +145,32 @@ def test_train_is_deterministic_and_lowers_the_loss(vocab):
     assert seen == [range(6)]
 
 
+def test_train_draws_the_words_that_draws_gives_with_repeats(vocab, monkeypatch):
+    entries, letters, phonemes = vocab
+    fed, make_batch = [], pronunciations.make_batch
+    monkeypatch.setattr(pronunciations, "make_batch", lambda words, *a: (
+        fed.append(list(words)) or make_batch(words, *a)))
+    translator.train(WORDS, entries, letters, phonemes, seed=2, num_steps=5,
+                     batch_size=4, warmup=1)
+    picks = translator.draws(len(WORDS), seed=2, num_steps=5, batch_size=4)
+    assert picks.shape == (5, 4)
+    assert fed == [[WORDS[i] for i in row] for row in picks.tolist()]
+    many = translator.draws(1_000, seed=0, num_steps=100, batch_size=10)
+    # 1,000 draws of 1,000 words with repeats: about 1 - 1/e of them are seen
+    assert 0.58 < many.unique().numel() / 1_000 < 0.68
+    assert not torch.equal(many, translator.draws(1_000, seed=1, num_steps=100,
+                                                  batch_size=10))
+
+
+@pytest.mark.parametrize("bad, match", [
+    (dict(num_words=0), "num_words"), (dict(num_steps=-1), "num_steps"),
+    (dict(batch_size=0), "batch_size")])
+def test_draws_names_a_bad_argument(bad, match):
+    args = dict(num_words=5, num_steps=2, batch_size=2) | bad
+    with pytest.raises(ValueError, match=match):
+        translator.draws(**args)
+
+
 @pytest.mark.parametrize("bad, error, match", [
     (dict(words=[]), ValueError, "words must hold"),
     (dict(batch_size=0), ValueError, "batch_size"),
