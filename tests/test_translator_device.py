@@ -27,7 +27,7 @@ from d2lutil import translator  # noqa: E402
 
 MODULE = pathlib.Path(translator.__file__).resolve()
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[1] / "notebooks" / "09_reading_the_heads.ipynb"
-DEFINES = ("@torch.no_grad()\ndef value_norms", "def head_lab", "def draw_lab_maps")
+DEFINES = ("@torch.no_grad()\ndef head_values", "def head_lab")
 
 
 class RequireDevice(TorchFunctionMode):
@@ -58,7 +58,7 @@ def notebook():
                  "num_heads": 4, "plt": plt}
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells
              if c.cell_type == "code" and c.source.lstrip().startswith(DEFINES)]
-    assert len(cells) == 3, "the cells that define notebook 9's head lab were not found"
+    assert len(cells) == len(DEFINES), "the cells that define notebook 9's head lab were not found"
     for source in cells:
         exec(compile(source, str(NOTEBOOK), "exec"), namespace)
     return namespace

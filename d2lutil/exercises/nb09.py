@@ -60,7 +60,7 @@ ex2 = Exercise(
         "`head_size = num_hiddens // num_heads`, and the heads' outputs are "
         "concatenated in order before `W_o`: head $h$ takes columns "
         "`h * head_size` to `(h + 1) * head_size - 1`.",
-        "`W_o.weight` has shape (64, 64): (outputs, inputs). `value_norms` reshapes "
+        "`W_o.weight` has shape (64, 64): (outputs, inputs). `head_values` reshapes "
         "it to (64, num_heads, head_size); count the entries of `[:, 2]`.",
     ],
     solution=(
