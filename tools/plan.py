@@ -171,9 +171,9 @@ LECTURES = (
 LABS = {
     "08": "Train the chapter's own encoder-decoder on the CMU Pronouncing Dictionary, from "
           "spelling to sound: notebook 4's wiring and notebook 7's KV cache in a real model.",
-    "09": "Read the heads of notebook 8's translator by measurement: against a true "
-          "alignment, with controls, by switching heads off and by swapping one head between "
-          "two words.",
+    "09": "Read the heads of notebook 8's translator by measurement: against an EM "
+          "alignment and rules that read no letter, by switching heads off and by swapping "
+          "one head between two words, each with its control, and over six trained models.",
     "10": "Debugging multi-head attention: the bugs of notebooks 3 and 4, found and fixed.",
 }
 
@@ -264,8 +264,8 @@ OBJECTIVE_EXERCISES = {
     # 1 training on real data; 2 notebook 4's wiring; 3 scoring, the cache gives the same
     # tokens; 4 where the model goes wrong
     "08": {3: [2, 3], 4: [1]},
-    # 1 reading heads by measurement; 2 against a true alignment; 3 switching off,
-    # patching; 4 which heads matter, diffuse rows
+    # 1 reading heads by measurement; 2 against an EM alignment and positional rules;
+    # 3 switching off, patching, with controls; 4 which heads matter, diffuse rows, six models
     "09": {1: [1], 3: [2]},
 }
 
@@ -378,7 +378,7 @@ MISCONCEPTIONS = (
         "A row must spend its weight somewhere, so a diffuse row can mean \"nothing "
         "relevant\"; only switching heads off or patching them tests what a map suggests.",
         (("05", "A diffuse row means \"nothing relevant\""),
-         ("09", "Diffuse rows and when to stop"))),
+         ("09", "Which heads matter"))),
 )
 
 QUIZ = (
