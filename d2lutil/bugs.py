@@ -1,0 +1,240 @@
+"""A catalogue of the bugs learners really make in multi-head attention.
+
+Every class has the book's interface: ``__init__(num_hiddens, num_heads, dropout=0.0,
+bias=False)``, ``forward(queries, keys, values, valid_lens=None)``, projections ``W_q``,
+``W_k``, ``W_v``, ``W_o``, ``num_heads``, and ``attention_weights`` of shape (batch_size,
+num_heads, num_queries, num_keys). Each gives outputs of the right shape: a shape check
+passes, and only a behaviour test (``d2lutil.behaviour``) catches it.
+
+``Reference`` is ``d2lutil.attention.MultiHeadAttention`` with its attention step written
+out, one small method per step (the score scale, the padding mask, the causal mask). Each
+bug subclasses ``Reference`` (or ``CausalReference``) and replaces ONE method, so with the
+same seed it has the same weights and differs from its reference by the bug alone.
+
+Causal attention is a constructor flag, ``causal=True`` (``CausalReference``): the mask
+then hides every key after a query's own position, aligned to the bottom-right corner, so
+query i of num_queries is position num_keys - num_queries + i. That alignment is what keeps
+a decoding step right once a ``KVCache`` holds earlier keys: ``forward(..., cache=cache)``
+(inherited) appends this call's keys and values, and the queries attend over all of them.
+
+``CATALOGUE`` maps a name to an ``Entry``: the bug, its correct reference, the symptom, the
+public thread it comes from, and the behaviour test that catches it.
+"""
+
+import math
+from typing import NamedTuple
+
+import torch
+from torch.nn import functional as F
+
+from .attention import MultiHeadAttention, valid_key_mask
+
+__all__ = ["Reference", "CausalReference", "CATALOGUE", "Entry"]
+
+
+class Reference(MultiHeadAttention):
+    """The correct module: ``MultiHeadAttention``'s steps, each a method a bug replaces."""
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, causal=False):
+        super().__init__(num_hiddens, num_heads, dropout, bias)
+        self.causal = causal
+
+    def score_scale(self):
+        """Scores are divided by sqrt(head_size), head_size = num_hiddens / num_heads."""
+        return math.sqrt(self.head_size)
+
+    def padding_mask(self, valid_lens, num_queries, num_keys):
+        """(batch_size, 1, 1 or num_queries, num_keys), True = may attend, or None."""
+        if valid_lens is None:
+            return None
+        # A head axis of size 1, to broadcast over the heads
+        return valid_key_mask(valid_lens, num_keys, valid_lens.device)[:, None]
+
+    def causal_mask(self, num_queries, num_keys, device):
+        """(num_queries, num_keys), True = may attend, or None unless ``causal``.
+
+        Bottom-right aligned: query i is position num_keys - num_queries + i."""
+        if not self.causal:
+            return None
+        offset = num_keys - num_queries
+        rows = torch.arange(num_queries, device=device)[:, None] + offset
+        return torch.arange(num_keys, device=device) <= rows
+
+    def _attend(self, queries, keys, values, valid_lens):
+        """Heads folded as (batch_size * num_heads, length, head_size), as in the book."""
+        # Each: (batch_size, num_heads, length, head_size), a view of the folded heads
+        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
+                                 for X in (queries, keys, values))
+        num_queries, num_keys = queries.shape[2], keys.shape[2]
+        # (batch_size, num_heads, num_queries, num_keys)
+        scores = queries @ keys.transpose(2, 3) / self.score_scale()
+        mask = self.padding_mask(valid_lens, num_queries, num_keys)
+        causal = self.causal_mask(num_queries, num_keys, scores.device)
+        if causal is not None:
+            mask = causal if mask is None else mask & causal
+        if mask is not None:  # as masked_softmax: a row with no valid key gets zeros
+            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        weights = F.softmax(scores, dim=-1)
+        if mask is not None:
+            weights = weights.masked_fill(~mask, 0.0)
+        self.attention_weights = weights
+        # (batch_size, num_heads, num_queries, head_size), folded again
+        output = self.attention.dropout(weights) @ values
+        return output.reshape(-1, num_queries, output.shape[-1])
+
+
+class CausalReference(Reference):
+    """``Reference`` with ``causal=True``: decoder self-attention, also step by step."""
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, causal=True):
+        super().__init__(num_hiddens, num_heads, dropout, bias, causal)
+
+
+class NoTransposeHeads(Reference):
+    """(a) Heads split by a reshape alone: each head gets a block of memory that mixes
+    positions and features, and the merge mixes them back the same wrong way."""
+
+    def transpose_qkv(self, X, num_heads=None):
+        batch_size, length, width = X.shape
+        # BUG: (batch_size, length, num_heads, head_size) needs permute(0, 2, 1, 3) here
+        X = X.reshape(batch_size, length, self.num_heads, width // self.num_heads)
+        return X.reshape(batch_size * self.num_heads, length, -1)
+
+    def transpose_output(self, X):
+        _, length, head_size = X.shape
+        # BUG: reshaped to (batch_size, length, num_hiddens) without the permute back
+        return X.reshape(-1, length, self.num_heads * head_size)
+
+
+class ScaleByNumHiddens(Reference):
+    """(b) Scores divided by sqrt(num_hiddens) instead of sqrt(num_hiddens / num_heads)."""
+
+    def score_scale(self):
+        return math.sqrt(self.num_hiddens)  # BUG: the width of one head is head_size
+
+
+class MaskInverted(Reference):
+    """(c) The boolean masks the wrong way round: valid keys hidden, padding attended; with
+    ``causal=True``, each query sees the future and not the past."""
+
+    def padding_mask(self, valid_lens, num_queries, num_keys):
+        mask = super().padding_mask(valid_lens, num_queries, num_keys)
+        return None if mask is None else ~mask  # BUG: True already means "may attend"
+
+    def causal_mask(self, num_queries, num_keys, device):
+        mask = super().causal_mask(num_queries, num_keys, device)
+        return None if mask is None else ~mask  # BUG: the same inversion
+
+
+class DroppedCausalMask(CausalReference):
+    """(d) Decoder self-attention that accepts ``causal=True`` and never applies it."""
+
+    def causal_mask(self, num_queries, num_keys, device):
+        return None  # BUG: the flag is stored, the mask is never built
+
+
+class KeysFromQueries(Reference):
+    """(e) Cross-attention whose keys and values are the decoder's states (the queries),
+    not the encoder's outputs. ``valid_lens`` then counts the wrong keys too."""
+
+    def forward(self, queries, keys, values, valid_lens=None, **kwargs):
+        # BUG: should be super().forward(queries, keys, values, ...)
+        return super().forward(queries, queries, queries, valid_lens, **kwargs)
+
+
+class MaskOverQueries(Reference):
+    """(f) The padding mask of the wrong sequence: laid over the queries (rows), not the
+    keys (columns), so a query inside the valid length attends to the padded keys."""
+
+    def padding_mask(self, valid_lens, num_queries, num_keys):
+        if valid_lens is None:
+            return None
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        # BUG: (batch_size, num_queries) over query positions, should be over key positions
+        rows = torch.arange(num_queries, device=valid_lens.device) < lens
+        return rows[:, None, :, None]  # (batch_size, 1, num_queries, 1)
+
+
+class RepeatNotInterleave(Reference):
+    """(g) Lengths repeated with ``repeat`` for the folded heads, where ``repeat_interleave``
+    is needed: folded row i * num_heads + j gets the lengths of another sequence."""
+
+    def padding_mask(self, valid_lens, num_queries, num_keys):
+        if valid_lens is None:
+            return None
+        # BUG: torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
+        lens = valid_lens.repeat(self.num_heads, *[1] * (valid_lens.dim() - 1))
+        # (batch_size * num_heads, 1 or num_queries, num_keys), then the folded order
+        mask = valid_key_mask(lens, num_keys, lens.device)
+        return mask.reshape(-1, self.num_heads, *mask.shape[1:])
+
+
+class MaskNotBroadcastOverHeads(Reference):
+    """(g') A mask (batch_size, 1 or num_queries, num_keys) with no head axis: broadcast
+    against (batch_size, num_heads, ...) its batch axis lines up with the heads, so head j
+    gets sequence j's mask. Silent when batch_size = num_heads; otherwise a RuntimeError."""
+
+    def padding_mask(self, valid_lens, num_queries, num_keys):
+        if valid_lens is None:
+            return None
+        return valid_key_mask(valid_lens, num_keys, valid_lens.device)  # BUG: no [:, None]
+
+
+class TopLeftCausalMask(CausalReference):
+    """(h) A causal mask aligned to the top-left corner, as SDPA's ``is_causal``: right in
+    one full pass, but once a ``KVCache`` holds earlier keys the query at position t sees
+    only the first keys (a one-token step: key 0 alone)."""
+
+    def causal_mask(self, num_queries, num_keys, device):
+        rows = torch.arange(num_queries, device=device)[:, None]  # BUG: + num_keys - num_queries
+        return torch.arange(num_keys, device=device) <= rows
+
+
+class Entry(NamedTuple):
+    bug: type
+    reference: type
+    symptom: str
+    source: str
+    caught_by: str  # the function of d2lutil.behaviour that fails on it
+
+
+CATALOGUE = {
+    "no_transpose": Entry(
+        NoTransposeHeads, Reference,
+        "positions mixed across heads: the output depends on the order of the keys",
+        "bentrevett/pytorch-seq2seq #148; harvardnlp/annotated-transformer #118",
+        "check_keys_permuted"),
+    "scale_by_num_hiddens": Entry(
+        ScaleByNumHiddens, Reference,
+        "weights too flat (by sqrt(num_heads) in the exponent); no mask or shape shows it",
+        "jadore801120/attention-is-all-you-need-pytorch #49; "
+        "brightmart/bert_language_understanding #9", "check_matches_torch"),
+    "mask_inverted": Entry(
+        MaskInverted, Reference,
+        "padding is attended and valid keys ignored: changing a padded key changes the output",
+        "rasbt/LLMs-from-scratch #1061 (fixed in #1062)", "check_padding_ignored"),
+    "causal_dropped": Entry(
+        DroppedCausalMask, CausalReference,
+        "every query sees the future: changing a later token changes earlier outputs",
+        "keras-team/keras #23038", "check_future_ignored"),
+    "keys_from_queries": Entry(
+        KeysFromQueries, Reference,
+        "cross-attention never reads the encoder: the output ignores the keys and values",
+        "keitakurita/Practical_NLP_in_PyTorch PR #8", "check_matches_torch"),
+    "mask_over_queries": Entry(
+        MaskOverQueries, Reference,
+        "padded keys are attended, padded queries zeroed: the mask of the wrong sequence",
+        "fchollet/deep-learning-with-python-notebooks #209", "check_padding_ignored"),
+    "repeat_not_interleave": Entry(
+        RepeatNotInterleave, Reference,
+        "head j of sequence i masked with another sequence's lengths",
+        "airalcorn2/baller2vec #1", "check_padding_ignored"),
+    "mask_not_broadcast": Entry(
+        MaskNotBroadcastOverHeads, Reference,
+        "head j of every sequence masked with sequence j's lengths (batch_size = num_heads)",
+        "phlippe/uvadlc_notebooks #67", "check_padding_ignored"),
+    "causal_top_left": Entry(
+        TopLeftCausalMask, CausalReference,
+        "step-by-step decoding with a KVCache differs from one causal pass",
+        "pytorch/pytorch #103082", "check_cache_matches_full_pass"),
+}

@@ -1,0 +1,251 @@
+"""d2lutil.bugs and d2lutil.behaviour: correct modules pass every behaviour test, each bug
+of the catalogue passes a shape check and fails the behaviour test named in its entry.
+
+Three correct layouts besides d2lutil's: ``Reference`` (d2lutil.bugs), and two written
+here as a student would, a head axis and a loop over heads. The behaviour tests compare in
+float64 (``behaviour.ATOL``, ``behaviour.RTOL``); the modules are built under seed 0.
+"""
+
+import functools
+import math
+
+import pytest
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from d2lutil import MultiHeadAttention, check_shape
+from d2lutil import behaviour as B
+from d2lutil.bugs import CATALOGUE, CausalReference, MaskInverted, Reference
+
+
+class HeadAxisAttention(nn.Module):
+    """Multi-head attention with a head axis: (batch, len, d) -> (batch, h, len, d/h)."""
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
+        super().__init__()
+        self.num_heads = num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (
+            nn.Linear(num_hiddens, num_hiddens, bias=bias) for _ in range(4))
+        self.dropout = nn.Dropout(dropout)
+        self.attention_weights = None
+
+    def split(self, X):
+        # (batch_size, length, num_heads, head_size) -> (batch_size, num_heads, length, head_size)
+        return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = self.split(self.W_q(queries)), self.split(self.W_k(keys)), self.split(
+            self.W_v(values))
+        # (batch_size, num_heads, num_queries, num_keys)
+        scores = Q @ K.transpose(2, 3) / math.sqrt(Q.shape[-1])
+        if valid_lens is not None:
+            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+            # (batch_size, 1, 1 or num_queries, num_keys)
+            mask = (torch.arange(K.shape[2]) < lens[..., None])[:, None]
+            scores = scores.masked_fill(~mask, -1e9)
+        self.attention_weights = F.softmax(scores, dim=-1)
+        output = self.dropout(self.attention_weights) @ V
+        # (batch_size, num_queries, num_hiddens)
+        return self.W_o(output.transpose(1, 2).reshape(*queries.shape[:2], -1))
+
+
+class LoopAttention(nn.Module):
+    """Multi-head attention as a loop over heads, with lazy projections."""
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
+        super().__init__()
+        self.num_heads = num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (
+            nn.LazyLinear(num_hiddens, bias=bias) for _ in range(4))
+        self.dropout = nn.Dropout(dropout)
+        self.attention_weights = None
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = self.W_q(queries), self.W_k(keys), self.W_v(values)
+        p = Q.shape[-1] // self.num_heads
+        outputs, weights = [], []
+        for j in range(self.num_heads):
+            q, k, v = (X[..., j * p:(j + 1) * p] for X in (Q, K, V))
+            # (batch_size, num_queries, num_keys)
+            scores = q @ k.transpose(1, 2) / math.sqrt(p)
+            if valid_lens is not None:
+                lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+                scores = scores.masked_fill(torch.arange(k.shape[1]) >= lens[..., None],
+                                            float("-inf"))
+            weights.append(F.softmax(scores, dim=-1))
+            outputs.append(self.dropout(weights[-1]) @ v)
+        self.attention_weights = torch.stack(weights, dim=1)
+        return self.W_o(torch.cat(outputs, dim=-1))
+
+
+CHECKS = [B.check_keys_permuted, B.check_padding_ignored, B.check_heads_independent,
+          B.check_matches_torch]
+CAUSAL_CHECKS = [B.check_future_ignored, B.check_padding_ignored, B.check_heads_independent,
+                 functools.partial(B.check_matches_torch, causal=True),
+                 B.check_cache_matches_full_pass]
+
+
+def check_name(check):
+    return check.__name__ if hasattr(check, "__name__") else check.func.__name__
+
+
+def suite(cls):
+    return CAUSAL_CHECKS if issubclass(cls, CausalReference) else CHECKS
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=check_name)
+@pytest.mark.parametrize("cls", [MultiHeadAttention, Reference, HeadAxisAttention,
+                                 LoopAttention], ids=lambda c: c.__name__)
+def test_correct_modules_pass(cls, check):
+    check(cls)
+
+
+@pytest.mark.parametrize("check", CAUSAL_CHECKS, ids=lambda c: check_name(c) + (
+    "_causal" if isinstance(c, functools.partial) else ""))
+def test_causal_reference_passes(check):
+    check(CausalReference)
+
+
+def test_a_built_module_is_accepted():
+    torch.manual_seed(3)
+    B.check_matches_torch(MultiHeadAttention(8, 2))
+
+
+@torch.no_grad()
+def test_reference_is_multi_head_attention():
+    """Same seed, same weights, same outputs and weights as d2lutil.MultiHeadAttention."""
+    queries, keys = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    for valid_lens in (None, torch.tensor([5, 2]), torch.tensor([[1, 2, 3], [5, 0, 4]])):
+        models = []
+        for cls in (MultiHeadAttention, Reference):
+            torch.manual_seed(0)
+            models.append(cls(8, 2).eval())
+            models[-1].output = models[-1](queries, keys, keys, valid_lens)
+        torch.testing.assert_close(models[1].output, models[0].output)
+        torch.testing.assert_close(models[1].attention_weights, models[0].attention_weights)
+
+
+# The behaviour tests each bug fails, with these defaults (seed 0, num_hiddens 8,
+# num_heads 2, batch_size 2, 3 queries, 5 keys); "raises" = fails with an error that is
+# not an AssertionError (keys_from_queries: valid_lens > the number of queries).
+FAILS = {
+    "no_transpose": {"check_keys_permuted", "check_padding_ignored", "check_heads_independent",
+                     "check_matches_torch"},
+    "scale_by_num_hiddens": {"check_matches_torch"},
+    "mask_inverted": {"check_padding_ignored", "check_matches_torch"},
+    "causal_dropped": {"check_future_ignored", "check_matches_torch",
+                       "check_cache_matches_full_pass"},
+    "keys_from_queries": {"check_matches_torch", "check_padding_ignored (raises)"},
+    "mask_over_queries": {"check_padding_ignored", "check_matches_torch"},
+    "repeat_not_interleave": {"check_padding_ignored", "check_matches_torch"},
+    "mask_not_broadcast": {"check_padding_ignored", "check_matches_torch"},
+    # q != k in check_matches_torch, so the top-left corner shows there too
+    "causal_top_left": {"check_matches_torch", "check_cache_matches_full_pass"},
+}
+
+
+def test_catalogue_is_complete():
+    assert set(CATALOGUE) == set(FAILS)
+    for entry in CATALOGUE.values():
+        assert entry.symptom and "#" in entry.source
+        assert hasattr(B, entry.caught_by), entry.caught_by
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_bug_has_its_reference_weights(name):
+    """A bug differs from its reference by the bug alone: same seed, same parameters."""
+    entry = CATALOGUE[name]
+    X = torch.randn(1, 2, 8)
+    modules = []
+    for cls in (entry.bug, entry.reference):
+        torch.manual_seed(0)
+        modules.append(cls(8, 2))
+        modules[-1](X, X, X)  # the lazy projections take their weights
+    bug, reference = modules
+    assert issubclass(entry.bug, entry.reference)
+    for (name_b, p_b), (name_r, p_r) in zip(bug.named_parameters(),
+                                            reference.named_parameters(), strict=True):
+        assert name_b == name_r and torch.equal(p_b, p_r)
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+@torch.no_grad()
+def test_bug_passes_a_shape_check(name):
+    """batch_size = num_heads = 2, the sizes a learner tries first (mask_not_broadcast
+    raises otherwise), valid_lens <= num_queries (keys_from_queries). The output has the
+    right shape; so have the weights, except keys_from_queries' when num_queries differs
+    from num_keys: its weights are (batch_size, num_heads, num_queries, num_queries)."""
+    torch.manual_seed(0)
+    bug = CATALOGUE[name].bug(8, 2)
+    queries, keys = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    check_shape(bug(queries, keys, keys, torch.tensor([3, 2])), (2, 3, 8))
+    check_shape(bug.attention_weights, (2, 2, 3, 3 if name == "keys_from_queries" else 5))
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_bug_caught_by_its_behaviour_test(name):
+    entry = CATALOGUE[name]
+    check = next(c for c in suite(entry.bug) if check_name(c) == entry.caught_by)
+    check(entry.reference)
+    with pytest.raises(AssertionError, match=r"largest difference|changed heads"):
+        check(entry.bug)
+
+
+@pytest.mark.parametrize("name", list(CATALOGUE))
+def test_which_behaviour_tests_fail(name):
+    bug, failed = CATALOGUE[name].bug, set()
+    for check in suite(bug):
+        try:
+            check(bug)
+        except AssertionError:
+            failed.add(check_name(check))
+        except Exception:  # a crash fails the test too
+            failed.add(check_name(check) + " (raises)")
+    assert failed == FAILS[name]
+
+
+def test_heads_test_needs_two_heads():
+    with pytest.raises(ValueError, match="num_heads must be >= 2"):
+        B.check_heads_independent(MultiHeadAttention, num_hiddens=8, num_heads=1)
+
+
+def test_missing_projection_is_named():
+    class Renamed(nn.Module):
+        """HeadAxisAttention whose output projection is not called W_o."""
+
+        def __init__(self, num_hiddens, num_heads):
+            super().__init__()
+            self.inner = HeadAxisAttention(num_hiddens, num_heads)
+            self.W_q, self.W_k, self.W_v = self.inner.W_q, self.inner.W_k, self.inner.W_v
+
+        def forward(self, queries, keys, values, valid_lens=None):
+            return self.inner(queries, keys, values, valid_lens)
+
+    for check in (B.check_matches_torch, B.check_heads_independent):
+        with pytest.raises(AssertionError, match="no W_o"):
+            check(Renamed)
+
+
+def test_grouped_query_attention_has_no_torch_twin():
+    with pytest.raises(ValueError, match=r"W_q, W_k, W_v and W_o must have weights of shape"):
+        B.check_matches_torch(functools.partial(MultiHeadAttention, num_kv_heads=1))
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=check_name)
+def test_fused_multi_head_attention_passes(check):
+    check(functools.partial(MultiHeadAttention, fused=True))
+
+
+def test_inverted_causal_mask_sees_the_future():
+    """The source of mask_inverted inverted a causal mask: the future-token test catches it."""
+    with pytest.raises(AssertionError, match="a query sees the future"):
+        B.check_future_ignored(functools.partial(MaskInverted, causal=True))
+
+
+def test_the_behaviour_tests_leave_the_callers_random_state():
+    torch.manual_seed(5)
+    before = torch.get_rng_state()
+    B.check_keys_permuted(MultiHeadAttention)
+    B.check_padding_ignored(MultiHeadAttention)
+    assert torch.equal(torch.get_rng_state(), before)
