@@ -20,6 +20,13 @@ Modules, one per concern:
   it ships for seeds 0-5, made by ``tools/make_weights.py``);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
+* ``d2lutil.masks``: converters between the mask conventions (the book's
+  ``valid_lens``, SDPA's boolean mask, an additive mask, ``key_padding_mask``);
+* ``d2lutil.bugs``: the bugs learners make in multi-head attention, one module each;
+* ``d2lutil.behaviour``: behaviour tests for any attention module with the book's
+  interface (the bugs pass a shape check, not these);
+* ``d2lutil.stages``: compare a module with a correct one stage by stage and name the
+  first stage that departs;
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
   ``solution``); the questions of notebook NN are in ``d2lutil.exercises.nbNN``.
 
