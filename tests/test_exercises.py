@@ -1,8 +1,11 @@
 """Unit tests of d2lutil.exercises, the mechanism behind the chapter's exercises.
 
-The exercises of each notebook are tested in tests/test_exercises_nbNN.py, against answers
-the tests compute by their own route; tests/test_exercise_cells.py ties them to the
-notebooks' starter cells and solutions.
+Every notebook's exercises are run through their checks from what their modules declare
+(right answers, typical mistakes, points) in tests/test_exercises_declared.py; what that
+cannot say (checkers written in a module, typical wrong functions, routes the solutions
+do not take) is in tests/test_exercises_nbNN.py; the solutions notebooks compute every
+answer by their own route; tests/test_exercise_cells.py ties them to the notebooks'
+starter cells and solutions.
 """
 
 import numpy as np
@@ -10,6 +13,7 @@ import pytest
 import torch
 
 from d2lutil import exercises as E
+from d2lutil.exercises.checkers import around
 from import_probe import imported_modules
 
 
@@ -63,6 +67,14 @@ def test_check_reports_each_part(capsys):
     assert "ex7.hint()" in out
     assert ex.check(1, torch.tensor(2.0))
     assert capsys.readouterr().out == "Exercise 7: correct.\n"
+
+
+def test_a_one_part_message_ends_with_one_stop(capsys):
+    ex = simple(("only", E.number(1.0, mistakes=[(2.0, "twice too large: why?")])))
+    assert not ex.check(2.0)
+    assert "twice too large: why? Try again" in capsys.readouterr().out
+    assert not ex.check(3.0)
+    assert "factor of about 3. Try again" in capsys.readouterr().out
 
 
 def test_check_wants_one_answer_per_part(capsys):
@@ -254,6 +266,32 @@ def test_function_builds_lazy_cases_only_when_checking():
     check = E.function(lambda x: x, cases, result_checker=E.number)
     assert built == []
     assert ok(check, lambda x: x) is True and built == [1]
+
+
+def test_checkers_keep_what_they_were_built_with():
+    """What tests/test_exercises_declared.py reads: a right answer and the mistakes."""
+    mistakes = [(0.5, "m")]
+    for checker, right in [(E.number(0.25, mistakes=mistakes), 0.25),
+                           (E.integer(3, mistakes=mistakes), 3),
+                           (E.numbers_close([1, 2], mistakes=mistakes), [1, 2]),
+                           (E.word("a", ["a", "b"], mistakes=mistakes), "a"),
+                           (E.exception_type(KeyError), KeyError)]:
+        assert np.array_equal(checker.expected, right) and ok(checker, right) is True
+        assert list(checker.mistakes) == ([] if right is KeyError else mistakes)
+    assert E.truth(False, wrong_message="w").mistakes == [(True, "w")]
+    assert E.truth(True).mistakes == [(False, "that is the wrong way round")]
+    square = E.function(lambda x: x * x, [(2,)], result_checker=E.number)
+    assert ok(square, square.expected) is True and square.mistakes == ()
+    inner = E.integer(3, mistakes=mistakes)
+
+    @around(inner, mistakes=[*mistakes, ({3}, "a set")])
+    def size(answer):
+        if isinstance(answer, set):
+            raise E.Wrong("a set")
+        inner(answer)
+
+    assert size.wraps is inner and size.expected == 3 and size.what == "count"
+    assert size.mistakes == [(0.5, "m"), ({3}, "a set")] and inner.mistakes == mistakes
 
 
 # --- grading: points and one part at a time --------------------------------------------------

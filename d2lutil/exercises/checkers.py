@@ -2,6 +2,13 @@
 
 Each accepts every correct form (ints and floats, lists, tuples, NumPy arrays and
 tensors, within a tolerance) and says what is off without saying what is right.
+
+Each returned check also keeps what it was built with, read by the tests that run every
+exercise's declared mistakes through its check (tests/test_exercises_declared.py):
+``check.expected``, a right answer (for :func:`function`, the reference function), and
+``check.mistakes``, the (wrong answer, message) pairs it recognises; some keep more
+(``atol``, ``choices``, ``cases``, ...). Reading them changes nothing a check does. A
+checker written in an exercise's module around one of these keeps the same (:func:`around`).
 """
 
 import numpy as np
@@ -29,6 +36,28 @@ class Raised:
 
     def __repr__(self):
         return f"Raised({self.type_name!r}, {self.text!r})"
+
+
+def _built_with(check, expected, mistakes=(), **more):
+    """``check`` with ``expected``, ``mistakes`` and ``more`` as attributes (see above)."""
+    check.expected, check.mistakes = expected, mistakes
+    for name, value in more.items():
+        setattr(check, name, value)
+    return check
+
+
+def around(inner, *, mistakes=None):
+    """Decorate a checker written around ``inner`` (built here) that takes its right answers.
+
+    It keeps what ``inner`` keeps, ``inner`` itself as ``wraps``, and ``mistakes`` (the
+    wrong answers it recognises) if given, else ``inner``'s.
+    """
+    def keep(check):
+        vars(check).update(vars(inner), wraps=inner)
+        check.mistakes = inner.mistakes if mistakes is None else mistakes
+        return check
+
+    return keep
 
 
 class CallResults(list):
@@ -68,7 +97,7 @@ def number(expected, *, atol=0.0, rtol=1e-6, factor=None, mistakes=()):
             message = known_mistake(x, mistakes, lambda v: abs(x - v) <= 0.1 * abs(v))
         raise Wrong(message or f"{x:.6g} is {how_far(x, expected, rtol=0.1 if factor else 0.02)}")
 
-    return check
+    return _built_with(check, expected, mistakes, atol=atol, rtol=rtol, factor=factor)
 
 
 def integer(expected, *, mistakes=(), what="count"):
@@ -82,7 +111,7 @@ def integer(expected, *, mistakes=(), what="count"):
         message = known_mistake(x, mistakes, lambda v: x == v)
         raise Wrong(message or f"{x:.0f} is {how_far(x, expected)}")
 
-    return check
+    return _built_with(check, expected, mistakes, what=what)
 
 
 def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
@@ -136,7 +165,8 @@ def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
         where = "" if any_order else f"; the first at index {np.argwhere(~ok)[0].tolist()}"
         raise Wrong(f"{bad} of {want.size} numbers are wrong{where}")
 
-    return check
+    return _built_with(check, expected, mistakes, atol=atol, rtol=rtol, any_order=any_order,
+                       keys=keys)
 
 
 _YES = {"yes", "true", "y"}
@@ -161,7 +191,8 @@ def truth(expected, *, wrong_message=None):
         if value != expected:
             raise Wrong(wrong_message or "that is the wrong way round")
 
-    return check
+    return _built_with(check, expected,
+                       [(not expected, wrong_message or "that is the wrong way round")])
 
 
 def word(expected, choices, *, aliases=None, mistakes=()):
@@ -185,7 +216,7 @@ def word(expected, choices, *, aliases=None, mistakes=()):
         if text != expected.lower():
             raise Wrong(dict(mistakes).get(text, f"{text!r} is not right"))
 
-    return check
+    return _built_with(check, expected, mistakes, choices=choices, aliases=aliases)
 
 
 def exception_type(expected):
@@ -206,7 +237,7 @@ def exception_type(expected):
         if name != expected.__name__:
             raise Wrong(f"{name} is not what is raised")
 
-    return check
+    return _built_with(check, expected)
 
 
 def function(reference, cases, *, result_checker, describe=repr):
@@ -255,5 +286,5 @@ def function(reference, cases, *, result_checker, describe=repr):
             raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
                         f"{len(tried)} cases tried")
 
-    check.cases = all_cases
-    return check
+    return _built_with(check, reference, cases=all_cases, result_checker=result_checker,
+                       describe=describe)

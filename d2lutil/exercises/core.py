@@ -160,8 +160,9 @@ class Exercise:
                 message += (f" {part} is open-ended, so no check grades it: compare your "
                             f"reasoning with {self.name}.solution().")
             return True, message
-        if len(self.parts) == 1:
-            return False, f"{head}: {results[0]}.{self._try_again()}"
+        if len(self.parts) == 1:  # one sentence: no "." after a "?" that ends it
+            end = "" if results[0].endswith((".", "?", "!")) else "."
+            return False, f"{head}: {results[0]}{end}{self._try_again()}"
         lines = [f"{head}:"] + [f"- {name}: {r}" for (name, _), r in
                                 zip(self.parts, results, strict=True)]
         return False, "\n".join(lines) + "\n" + self._try_again().strip()

@@ -8,6 +8,7 @@ The worked solutions are ``notebooks/solutions/05_solutions.ipynb``.
 """
 
 from . import Exercise, Wrong, as_array, number, numbers_close, word
+from .checkers import around
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -19,6 +20,7 @@ _share = number(1 / 3, atol=0.01, mistakes=[
     (1 / 6, "1/6 would be uniform over all six letters; the a's score far above b and n")])
 
 
+@around(_share)
 def _copy_weights(answer):
     weights = as_array(answer).ravel()
     if weights.size not in (1, 3):

@@ -11,6 +11,7 @@ The worked solutions are ``notebooks/solutions/06_solutions.ipynb``.
 import numbers
 
 from . import Exercise, Wrong, integer, numbers_close, word
+from .checkers import around
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -72,13 +73,17 @@ def _set_size(expected, mistakes):
     """A checker for the number of heads in a set, telling a set of heads apart."""
     count = integer(expected, what="number of heads", mistakes=mistakes)
 
+    a_set = ("that looks like a set of heads; the question asks for its size, the number "
+             "of heads it holds")
+
+    @around(count, mistakes=[*mistakes, *((form(range(expected)), a_set)
+                                          for form in (set, frozenset, list, tuple))])
     def check(answer):
         is_set = isinstance(answer, (set, frozenset)) or (
             isinstance(answer, (list, tuple)) and len(answer) > 1
             and all(isinstance(x, numbers.Integral) for x in answer))
         if is_set:
-            raise Wrong("that looks like a set of heads; the question asks for its size, "
-                        "the number of heads it holds")
+            raise Wrong(a_set)
         count(answer)
 
     return check
