@@ -511,3 +511,27 @@ def test_in_a_jupyter_kernel_hints_are_markdown_and_imports_print_nothing():
     assert solution["text/markdown"].endswith(r"costs $-g_i + H_{ii}/2$")
     assert solution["text/plain"] == (r"Exercise 3, solution: switching head $i$ off costs "
                                       r"$-g_i + H_{ii}/2$")
+
+
+def test_a_rubric_marks_the_open_part_and_shows_after_the_solution(capsys):
+    ex = E.Exercise(4, [("n", E.integer(3))], hints=["h"], solution="Three.",
+                  open_part="why three", rubric=[(2, "names the reason"),
+                                                 (1, "says where it fails")])
+    assert ex.rubric_points == 3 and ex.max_points == 1
+    ex.solution()
+    out = capsys.readouterr().out
+    assert out.index("Three.") < out.index("by hand, 3 points")
+    assert "- 2 points: names the reason" in out and "- 1 point: says where it fails" in out
+    plain = E.Exercise(5, [("n", E.integer(3))], hints=["h"], solution="Three.")
+    assert plain.rubric == [] and plain.rubric_points == 0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rubric=[(2, "x")]), "rubric is for an open part"),
+    (dict(open_part="why", rubric=[]), "non-empty list"),
+    (dict(open_part="why", rubric=[(4, "x")]), "points from above 0 to 3"),
+    (dict(open_part="why", rubric=[(2, " ")]), "non-empty criterion"),
+    (dict(open_part="why", rubric=[("2", "x")]), "pairs")])
+def test_a_bad_rubric_is_named(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        E.Exercise(6, [("n", E.integer(3))], hints=["h"], solution="s", **kwargs)

@@ -63,10 +63,17 @@ class Exercise:
         named after a correct answer so the student compares it with the solution.
     points : number or list of numbers, optional
         What each part is worth when graded (:meth:`check_part`): one number for every
-        part, or one per part. Default 1 per part; an open-ended exercise has none.
+        part, or one per part. Default 1 per part; an open-ended exercise has none. The
+        chapter's scale: 1 for a look-up, 2 for a computation or a derivation, 3 for an
+        implementation or a proof.
+    rubric : list of (points, criterion), optional
+        How an instructor marks the open part (``open_part``, or a wholly open-ended
+        exercise) by hand: each criterion a sentence, its points by the same scale. Shown
+        by :meth:`solution` after the worked answer; no check grades it.
     """
 
-    def __init__(self, number, parts, *, hints, solution, open_part=None, points=None):
+    def __init__(self, number, parts, *, hints, solution, open_part=None, points=None,
+                 rubric=None):
         if not isinstance(number, int) or number < 1:
             raise ValueError(f"number must be a positive int, got {number!r}")
         parts = list(parts)
@@ -88,6 +95,7 @@ class Exercise:
         self._solution = solution
         self.open_part = open_part
         self.points = _points_per_part(points, len(parts))
+        self.rubric = _rubric(rubric, open_part is not None or not parts, number)
         self._next_hint = 1
 
     @property
@@ -227,9 +235,45 @@ class Exercise:
         show(Message(f"Exercise {self.number}, hint {level} of {count}:",
                      self.hints[level - 1] + more))
 
+    @property
+    def rubric_points(self):
+        """The points of the rubric's criteria together (0 without a rubric)."""
+        return sum(points for points, _ in self.rubric)
+
     def solution(self):
-        """Show the worked answer: Markdown with maths in Jupyter, raw text elsewhere."""
-        show(Message(f"Exercise {self.number}, solution:", self._solution))
+        """Show the worked answer, then the rubric of the open part if there is one:
+        Markdown with maths in Jupyter, raw text elsewhere."""
+        text = self._solution
+        if self.rubric:
+            text += ("\n\nHow the open part is marked (by hand, "
+                     f"{_count(self.rubric_points, 'point')}):\n" + "\n".join(
+                         f"- {_count(points, 'point')}: {criterion}"
+                         for points, criterion in self.rubric))
+        show(Message(f"Exercise {self.number}, solution:", text))
+
+
+def _count(number, noun):
+    return f"{number:g} {noun}{'' if number == 1 else 's'}"
+
+
+def _rubric(rubric, has_open_part, number):
+    """``rubric`` of ``Exercise`` as a list of (points, criterion) pairs."""
+    if rubric is None:
+        return []
+    if not has_open_part:
+        raise ValueError(f"rubric is for an open part, and exercise {number} has none "
+                         "(give open_part too)")
+    items = list(rubric)
+    if not items or not all(
+            isinstance(item, tuple) and len(item) == 2
+            and isinstance(item[0], numbers.Real) and not isinstance(item[0], bool)
+            and 0 < item[0] <= 3 and isinstance(item[1], str) and item[1].strip()
+            for item in items):
+        raise ValueError("rubric must be a non-empty list of (points, criterion) pairs, "
+                         f"points from above 0 to 3 and a non-empty criterion, got {rubric!r}")
+    for _, criterion in items:
+        spans(criterion, f"the rubric of exercise {number}")
+    return items
 
 
 def _points_per_part(points, count):
