@@ -8,7 +8,9 @@ file (tools/grade_runner.py), under time, memory and process limits, inside a bu
 sandbox when ``bwrap`` is installed (no network, the system read-only, nothing of the other
 submissions or the grades visible). A last cell added to the run writes the values of the
 answer variables, named as in the chapter's own starter cells, as JSON; function answers
-are called there on the checker's cases and only their results come back. The chapter's
+are called there on the checker's cases and only their results come back (a class
+answer is run there by its checker's ``run``: only outputs and hooked tensors come
+back). The chapter's
 checkers then run here, in the grader's process, where the student's code cannot reach
 them (``Exercise.check_part``).
 

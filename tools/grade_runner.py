@@ -6,10 +6,11 @@ notebook, the answer names taken from the chapter's own starter cells, the funct
 answers to call (exercise module, exercise, part) and the limits. It executes the notebook
 in a fresh kernel with nbclient (each cell under a time limit: interrupted, then the next
 cell), adds a last cell that writes the answers as JSON (the values, never pickles; a
-function answer as its results on the checker's cases), and prints one line of JSON: the
-run's status, the failing cells and the answers' text. Nothing is checked here: the
-checkers run in the grader's own process. It needs only the standard library, nbformat
-and nbclient; nothing of it is imported by the student's kernel.
+function answer as its results on the checker's cases; a class answer as what the
+checker's ``run`` returns for each case, its outputs and hooked tensors), and prints one
+line of JSON: the run's status, the failing cells and the answers' text. Nothing is
+checked here: the checkers run in the grader's own process. It needs only the standard
+library, nbformat and nbclient; nothing of it is imported by the student's kernel.
 """
 
 import asyncio
@@ -81,10 +82,12 @@ def __grader_answers(names, functions, path, max_items):
 
     def results_of(function, module, exercise, part):
         exercise = getattr(importlib.import_module(module), exercise)
+        checker = exercise.parts[part][1]
+        run = getattr(checker, "run", None)  # a class answer: run on each case
         results = []
-        for case in exercise.parts[part][1].cases():
+        for case in checker.cases():
             try:
-                results.append(encode(function(*case)))
+                results.append(encode(run(function, case) if run else function(*case)))
             except Exception as error:
                 results.append(tagged("raised", type=type(error).__name__,
                                       text=str(error)[:300]))

@@ -37,9 +37,14 @@ student's function returned (or :class:`Raised`) for each of the checker's cases
 (``checker.cases()``), computed elsewhere, e.g. in the student's own kernel
 (``tools/grade.py``).
 
+A class answer (a multi-head attention the student writes) is checked by
+``modules.implementation``: against the reference with the same weights, naming the first
+stage that departs; for grading, its ``run`` brings back only outputs and hooked tensors.
+
 The package's modules: ``core`` (:class:`Exercise`, :class:`Verdict`,
 :class:`PartResult`), ``answers`` (reading an answer, :class:`Wrong`), ``checkers`` (the
-checkers, :class:`CallResults`) and ``display`` (:class:`Message`, Markdown or raw text).
+checkers, :class:`CallResults`), ``modules`` (a class the student writes) and ``display``
+(:class:`Message`, Markdown or raw text).
 """
 
 from d2lutil.exercises.answers import NotAnswered, Wrong, as_array, as_float
