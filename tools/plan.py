@@ -479,7 +479,8 @@ class ExerciseFact:
     statement: str  # its item under "## Exercises", the first sentences (lead)
     checked: int  # answers checked (its parts); 0 for an open-ended exercise
     points: float  # max_points
-    written_part: bool  # an open part beside the checked ones (not graded)
+    written_part: bool  # an open part beside the checked ones (not graded by make grade)
+    rubric: list = dataclasses.field(default_factory=list)  # (points, criterion): by hand
 
 
 @dataclasses.dataclass
@@ -704,7 +705,8 @@ def exercise_facts(nb, rel, exercises_of=load_exercises):
         e = exercises.get(n)
         facts.append(ExerciseFact(
             n, statements.get(n, f"ex{n} of {module}"), len(e.parts) if e else 0,
-            e.max_points if e else 0, bool(e and e.parts and e.open_part)))
+            e.max_points if e else 0, bool(e and e.parts and e.open_part),
+            list(getattr(e, "rubric", [])) if e else []))
     return facts
 
 
