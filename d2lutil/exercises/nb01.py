@@ -2,13 +2,18 @@
 
 ``ex1``: unequal variances (best split, its error, the even split's error);
 ``ex2``: three positions, one head (the best error, whether it depends on the split);
-``ex3``: the smallest ``N`` at which the expected in-sample error prints as 0.707.
-All three are checked. The worked solutions are ``notebooks/solutions/01_solutions.ipynb``.
+``ex3``: one head's weights for a given query and keys, and the best error of its
+output on copy-both. All three are checked. The worked solutions are
+``notebooks/solutions/01_solutions.ipynb``.
+
+Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; the comment beside each ``points=`` says which rule gives each part its points.
 """
 
 import math
 
-from . import Exercise, Wrong, as_array, integer, number, truth
+from . import Exercise, Wrong, as_array, number, numbers_close, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -68,6 +73,8 @@ ex1 = Exercise(
         "variance: the best split is the one-hot limit (0, 1), with relative squared "
         "error $1 - 4/5 = 0.2$. The even split explains 3.4 of 5 and leaves 0.32. Worked "
         "out and measured in `solutions/01_solutions.ipynb`."),
+    points=[2, 1, 1],  # the best split, a derivation, 2; the two errors, one
+    # computation from the same formula, 2, shared
 )
 
 ex2 = Exercise(
@@ -96,29 +103,51 @@ ex2 = Exercise(
         "relative squared error is $2/3$ for every split ($1 - 1/k$ for $k$ positions), "
         "and least squares measures 0.667 for an even, a skewed and a one-hot split "
         "alike. See `solutions/01_solutions.ipynb`."),
+    points=[2, 1],  # the error, a derivation, 2; whether it depends on the split, read
+    # off least squares for a few splits (a look-up), 1
 )
+
+_WEIGHTS = [math.exp(2) / (math.exp(2) + 1), 1 / (math.exp(2) + 1)]  # softmax of (2, 0)
+
+
+def _softmax(scores):
+    """The softmax of a list of scores, as a list."""
+    exps = [math.exp(s) for s in scores]
+    return [e / sum(exps) for e in exps]
+
 
 ex3 = Exercise(
     3,
-    [("smallest N", integer(
-        9327, what="number of samples", mistakes=[
-            (9326, "one sample short: at that N the expected error still prints as 0.706"),
-            (10_000, "10,000 is the notebook's sample size, not the smallest N that works"),
-            (math.ceil(16 / (1 - 2 * 0.707 ** 2)),
-             "that is where the error reaches 0.707 itself; a printed 0.707 starts lower, "
-             "where rounding to three decimals gives 0.707"),
-            (math.floor(16 / (1 - 2 * 0.707 ** 2)),
-             "that is where the error reaches 0.707 itself; a printed 0.707 starts lower, "
-             "where rounding to three decimals gives 0.707")]))],
+    [("the head's weights (alpha_1, alpha_2)", numbers_close(
+        _WEIGHTS, atol=1e-3, mistakes=[
+            (_softmax([4, 0]), "the scores are divided by sqrt(d) before the softmax"),
+            (_softmax([1, 0]), "the scores are divided by sqrt(d), not by d"),
+            ([1.0, 0.0], "the weights are the softmax of the scores, not the scores "
+                         "normalised by their sum"),
+            (_WEIGHTS[::-1], "the larger weight goes to the key more like the query")])),
+     ("best relative squared error of its output", number(
+         0.5, atol=TOL, mistakes=[
+             (_WEIGHTS[1], "the error does not follow the weight on the other position: "
+                           "what does the notebook's proposition say for every split?"),
+             (math.sqrt(0.5), "this looks like the relative error, a square root; the "
+                              "exercise asks for the relative squared error"),
+             (0.0, "one mixture never gives back both values, however sharp the head")]))],
     hints=[
-        "A number prints as 0.707 with three decimals once it is at least 0.7065.",
-        r"Solve $\sqrt{(1 - d/N) / 2} \ge 0.7065$ for $N$, then take the smallest whole "
-        "$N$; check it with `f\"{value:.3f}\"` at $N$ and $N - 1$.",
+        r"Score each key by $\mathbf{q}^\top\mathbf{k}_i/\sqrt{d}$ with $d = 4$, then take the "
+        "softmax of the two scores (`torch.softmax`).",
+        "The scores are 2 and 0, so the weights are $e^2/(e^2 + 1)$ and $1/(e^2 + 1)$. "
+        "Whatever they are, the head hands on one mixture: check the error with "
+        "`tasks.readout_errors(weights, value_size=16, num_train=20_000, "
+        "num_test=20_000)`.",
     ],
     solution=(
-        r"The error prints as 0.707 once $\sqrt{(1 - d/N)/2} \ge 0.7065$, i.e. $N \ge d "
-        r"/ (1 - 2 \cdot 0.7065^2) = 9326.6$ for $d = 16$, so the smallest $N$ is 9,327 "
-        "(`math.ceil`). At $N$ = 9,326 the value is 0.70649995 and prints as 0.706. The "
-        "notebook's 10,000 samples clear the line by little. See "
-        "`solutions/01_solutions.ipynb`."),
+        r"The scores are $\mathbf{q}^\top\mathbf{k}_1/\sqrt{4} = 4/2 = 2$ and "
+        r"$\mathbf{q}^\top\mathbf{k}_2/\sqrt{4} = 0$, so the weights are "
+        "$e^2/(e^2 + 1) = 0.881$ and $1/(e^2 + 1) = 0.119$: positive and summing to 1, "
+        "a convex mixture. The head is fairly sharp, yet its best linear readout on "
+        "copy-both still leaves relative squared error 1/2, as for every split: "
+        "least squares measures about 0.50. Sharpening the head only moves which direction "
+        "of the two values is lost. See `solutions/01_solutions.ipynb`."),
+    points=[2, 1],  # a computation (the softmax of scaled scores), 2; a look-up of
+    # the proposition for this split, 1
 )

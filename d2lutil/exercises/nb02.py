@@ -1,22 +1,26 @@
 """The exercises of notebook 02, "Two Heads Suffice", with their checks.
 
 ``ex1``: four heads over three positions (the best error);
-``ex2``: the float32 threshold below which ``gelsd`` merges two heads;
+``ex2``: undo the soft pair of heads: the values behind their outputs, and the readout's
+weight on head 2 for ``v_1``;
 ``ex3``: any two different heads solve ``k = 2`` (a function of ``a`` and ``b``; the proof
 is open-ended). The worked solutions are ``notebooks/solutions/02_solutions.ipynb``.
+
+Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; the comment beside each ``points=`` says which rule gives each part its points.
+The open part (the proof) has a rubric, marked by hand.
 """
 
 import math
 
 import numpy as np
 
-from . import Exercise, function, number
+from . import Exercise, function, number, numbers_close
 
 __all__ = ["ex1", "ex2", "ex3"]
 
 TOL = 0.005  # a least-squares estimate on some 10,000 samples lands this close
-NUM_SAMPLES = 2_000
-EPS32 = float(np.finfo(np.float32).eps)
 
 ex1 = Exercise(
     1,
@@ -42,36 +46,53 @@ ex1 = Exercise(
         r"$\operatorname{rank}(A) = 2$ and the best relative squared error is $1 - 2/3 = "
         "1/3$: position 3 is never looked at, however many heads there are. Least "
         "squares measures 0.334. See `solutions/02_solutions.ipynb`."),
+    points=2,  # a derivation (the rank of the weights, then 1 - rank/k), 2
 )
+
+A_SOFT = np.array([[0.88, 0.12], [0.12, 0.88]])  # the lesson's soft pair of heads
+OUTPUTS = np.array([1.64, -0.64])  # what the two heads hand on at one coordinate
+_READOUT = np.linalg.inv(A_SOFT)  # v = A^-1 y
 
 ex2 = Exercise(
     2,
-    [("threshold delta*", number(
-        EPS32 * NUM_SAMPLES / 2, factor=1.5, mistakes=[
-            (EPS32 * NUM_SAMPLES, "too large by a factor of about 2: what are the singular "
-                                  "values of the mixing matrix A(delta)?"),
-            (float(np.finfo(np.float64).eps) * NUM_SAMPLES / 2,
-             "that uses float64's machine epsilon; the samples here are float32"),
-            (EPS32 * 2 * 16 / 2, "rcond is scaled by the larger side of the feature matrix: "
-                                 "its rows, not its columns"),
-            (EPS32 / 2, "the default rcond is epsilon times the larger side of the matrix")]))],
+    [("values (v_1, v_2) behind the outputs", numbers_close(
+        _READOUT @ OUTPUTS, atol=1e-4, mistakes=[
+            (OUTPUTS, "those are the heads' outputs, each still a mixture: undo the "
+                      "mixing"),
+            (A_SOFT @ OUTPUTS, "that mixes the outputs once more; the readout undoes the "
+                               "mixing matrix"),
+            ((_READOUT @ OUTPUTS)[::-1], "the values come in the order of the "
+                                         "positions, v_1 first")])),
+     ("weight of head 2's output in the readout of v_1", number(
+         _READOUT[0, 1], atol=1e-4, mistakes=[
+             (0.12, "that is an entry of the mixing matrix, a head's weight on a position; "
+                    "the readout is its inverse"),
+             (-0.12, "close: the inverse of a 2 x 2 matrix also divides by its "
+                     "determinant"),
+             (_READOUT[0, 0], "that is the weight of head 1's output"),
+             (0.0, "head 2 also hands on some of v_1; the readout must take it "
+                   "back out")]))],
     hints=[
-        "`gelsd` drops singular values below `rcond` times the largest one; the default "
-        "`rcond` is the machine epsilon of the dtype times the larger side of the matrix.",
-        r"The mixing matrix $A(\delta) = [[0.5 + \delta, 0.5 - \delta], [0.5 - \delta, "
-        r"0.5 + \delta]]$ has singular values 1 and $2\delta$, and the features inherit "
-        r"about that ratio. When is $2\delta$ smaller than `rcond`? Check with "
-        "`tasks.readout_errors(..., dtype=torch.float32)` at three times and a third of "
-        "your threshold.",
+        r"At each coordinate the heads hand on $\mathbf{y} = \mathbf{A}\mathbf{v}$ with "
+        r"$\mathbf{A} = [[0.88, 0.12], [0.12, 0.88]]$. Solve for $\mathbf{v}$ "
+        "(`torch.linalg.solve`).",
+        r"The readout is $\mathbf{A}^{-1}$: for a $2 \times 2$ matrix, swap the "
+        r"diagonal, negate the other two entries and divide by $\det \mathbf{A} = "
+        r"0.88 - 0.12$. Head 2's output enters $v_1$ through entry (1, 2) of "
+        r"$\mathbf{A}^{-1}$; `tasks.fit_readout` on one coordinate ($d = 1$) finds its "
+        "transpose.",
     ],
     solution=(
-        r"$\mathrm{rcond} = \varepsilon \cdot n$ with $\varepsilon$ = "
-        "`torch.finfo(torch.float32).eps` and $n$ = 2,000 rows. The features' singular "
-        r"value ratio is about $2\delta$ (a little less: the samples are not perfectly "
-        r"conditioned), so the solver keeps both mixtures while $2\delta > \varepsilon "
-        r"\cdot n$, i.e. $\delta^* = \varepsilon \cdot n / 2$, about 1.2e-4. Three times "
-        "above it the relative error is 0.00, three times below it 0.71. See "
-        "`solutions/02_solutions.ipynb`."),
+        r"$\det \mathbf{A} = 0.88 - 0.12 = 0.76$ and $\mathbf{A}^{-1} = [[0.88, -0.12], "
+        r"[-0.12, 0.88]] / 0.76$, so $\mathbf{v} = \mathbf{A}^{-1}\mathbf{y} = (2, -1)$: "
+        r"indeed $0.88 \cdot 2 - 0.12 = 1.64$ and $0.24 - 0.88 = -0.64$. The readout of "
+        "$v_1$ takes head 1's output with weight $0.88/0.76 = 1.158$ and head 2's with "
+        "$-0.12/0.76 = -0.158$: it subtracts the share of $v_1$ that head 2 carries "
+        "besides $v_2$. Neither head needs to be sharp, only different. Least squares "
+        r"on one coordinate finds the same weights, $(\mathbf{A}^{-1})^\top$, as in the "
+        "notebook's readout. See `solutions/02_solutions.ipynb`."),
+    points=[2, 1],  # the values, a computation (invert A and apply it), 2; the
+    # weight, read off the inverse computed for them (a look-up), 1
 )
 
 
@@ -106,4 +127,12 @@ ex3 = Exercise(
         r"`best_error(a, b)` is 0 for $a \ne b$ and 0.5 for $a = b$. See "
         "`solutions/02_solutions.ipynb`."),
     open_part="the proof",
+    points=2,  # the result as a function, a derivation (det A = a - b, then the rank
+    # law), 2; the proof is marked by its rubric (a proof, 3)
+    rubric=[
+        (2, r"Computes $\det \mathbf{A} = a - b$ and concludes that $\mathbf{A}$ has rank "
+            r"2 exactly when $a \ne b$, and rank 1 (equal rows) when $a = b$."),
+        (1, r"Applies $1 - \operatorname{rank}(\mathbf{A})/2$: error 0 for $a \ne b$ "
+            r"(the readout $\mathbf{A}^{-1}$ recovers both values), 1/2 for $a = b$."),
+    ],
 )

@@ -3,8 +3,13 @@
 ``ex1``: parameters with biases at d = 256, and whether they depend on h;
 ``ex2``: the FLOPs of cross-attention as a function ``(n, m, d, h)``;
 ``ex3``: the batches for which ``repeat`` agrees with ``repeat_interleave``, as a function
-(why a test with such a batch misses the bug is open-ended).
+of the batch's size, the heads and the number of different lengths (why a test with such
+a batch misses the bug is open-ended, with a rubric).
 The worked solutions are ``notebooks/solutions/03_solutions.ipynb``.
+
+Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; the comment beside each ``points=`` says which rule gives each part its points.
 """
 
 import itertools
@@ -37,11 +42,31 @@ ex1 = Exercise(
         "Each projection gains a bias of length $d$, so the count is $4d^2 + 4d$ = "
         "263,168 at $d = 256$, for every $h$: the heads only group the output features "
         r"of the same four $d \times d$ projections. See `solutions/03_solutions.ipynb`."),
+    points=[2, 1],  # the count, a computation, 2; whether it depends on h, read off
+    # the count for two values of h (a look-up), 1
 )
 
 
+class _Flops(int):
+    """A FLOP count that also keeps the self-attention count of its case, 8nd^2 + 4n^2d,
+    so that the check can name that slip (a result checker sees the count, not the
+    case)."""
+
+    def __new__(cls, value, self_attention):
+        count = super().__new__(cls, value)
+        count.self_attention = self_attention
+        return count
+
+
 def _cross_flops(n, m, d, h):
-    return 4 * (n + m) * d * d + 4 * n * m * d
+    return _Flops(4 * (n + m) * d * d + 4 * n * m * d, 8 * n * d * d + 4 * n * n * d)
+
+
+def _flops_checker(expected):
+    slips = [] if expected.self_attention == expected else [
+        (expected.self_attention, "that is the self-attention count, 8nd^2 + 4n^2d: here "
+                                  "the keys and values have m rows, not n")]
+    return number(expected, rtol=1e-9, mistakes=slips)
 
 
 ex2 = Exercise(
@@ -50,7 +75,7 @@ ex2 = Exercise(
         _cross_flops,
         [(4, 9, 64, 1), (4, 9, 64, 8), (16, 3, 32, 2), (10, 10, 48, 4), (1, 7, 16, 16),
          (5, 2, 8, 1)],
-        result_checker=lambda expected: number(expected, rtol=1e-9),
+        result_checker=_flops_checker,
         describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case)))],
     hints=[
         r"Count a multiply-add as 2 FLOPs: an $(a \times b)$ by $(b \times c)$ product "
@@ -65,39 +90,60 @@ ex2 = Exercise(
         "$4(n + m)d^2$. Scores: $2nmp$ per head, $2nmd$ over $h$ heads; mixing the same. "
         "Total $4(n + m)d^2 + 4nmd$, with no $h$ in it; for $m = n$ it is $8nd^2 + 4n^2 "
         "d$. See `solutions/03_solutions.ipynb`."),
+    points=2,  # a derivation (written as a function of n, m, d and h), 2
 )
 
 
-def _agree(valid_lens, num_heads):
-    return torch.equal(valid_lens.repeat(num_heads),
-                       torch.repeat_interleave(valid_lens, num_heads))
+def _agree(batch_size, num_heads, num_lengths):
+    """Whether repeat and repeat_interleave agree, computed on one such batch."""
+    lens = torch.tensor([i % num_lengths for i in range(batch_size)])
+    return torch.equal(lens.repeat(num_heads), torch.repeat_interleave(lens, num_heads))
 
 
 def _batches():
-    """Every batch of 1 to 3 sequences with lengths 0 to 3, for 1 to 3 heads."""
-    return [(torch.tensor(lens), num_heads)
-            for batch_size, num_heads in itertools.product((1, 2, 3), (1, 2, 3))
-            for lens in itertools.product(range(4), repeat=batch_size)]
+    """Every batch of 1 to 4 sequences with 1 to its size of different lengths, 1 to 4
+    heads."""
+    return [(batch_size, num_heads, num_lengths)
+            for batch_size, num_heads in itertools.product(range(1, 5), range(1, 5))
+            for num_lengths in range(1, batch_size + 1)]
+
+
+def _agree_checker(expected):
+    return truth(expected, wrong_message=(
+        "here both expansions give every row the same length: compare what each gives "
+        "row i * h + j" if expected else
+        "here some row of the folded batch gets another sequence's length from repeat"))
 
 
 ex3 = Exercise(
     3,
-    [("expansions_agree(valid_lens, num_heads)", function(
-        _agree, _batches, result_checker=lambda expected: truth(expected),
-        describe=lambda case: f"valid_lens = {case[0].tolist()}, num_heads = {case[1]}"))],
+    [("expansions_agree(batch_size, num_heads, num_lengths)", function(
+        _agree, _batches, result_checker=_agree_checker,
+        describe=lambda case: "(batch_size, num_heads, num_lengths) = ({}, {}, {})".format(
+            *case)))],
     hints=[
         r"Row $i \cdot h + j$ of the folded batch is head $j$ of sequence $i$. Which "
         "length does `repeat_interleave` give it, and which does `repeat` give it?",
         r"`repeat` gives row $r$ the length of sequence $r \bmod b$. Try one sequence, "
-        "one head, and a batch whose sequences all have the same length.",
+        "one head, and a batch whose sequences all have the same length; then one with "
+        "two different lengths.",
     ],
     solution=(
         r"`repeat_interleave` gives row $i \cdot h + j$ the length of sequence $i$; "
         r"`repeat` gives it the length of sequence $(i \cdot h + j) \bmod b$. They agree "
         "exactly when the batch has one sequence, or there is one head, or every "
-        "sequence has the same valid length. A test built from such a batch gets "
+        "sequence has the same valid length (one different length): `batch_size == 1 "
+        "or num_heads == 1 or num_lengths == 1`. A test built from such a batch gets "
         "identical tensors, so every later number is identical and the bug goes unseen: "
         "a test needs several heads and sequences of different lengths, and must compare "
         "values, not shapes. See `solutions/03_solutions.ipynb`."),
     open_part="why a test with such a batch misses the bug",
+    points=2,  # the rule, a derivation (written as a function), 2; the open part is
+    # marked by its rubric (an explanation, 2, and what a test needs, 1)
+    rubric=[
+        (2, "Explains that with such a batch both expansions give the same tensor, so "
+            "every later number is identical and no output can show the bug."),
+        (1, "Says what a test needs instead: several heads, sequences of different "
+            "lengths in one batch, and a comparison of values, not of shapes."),
+    ],
 )

@@ -3,8 +3,13 @@
 ``ex1``: causal ``valid_lens`` for 3 sequences of 5 tokens, and the weights per sequence
 that may be non-zero; ``ex2``: a module with every input width given (parameters before
 the first call, their number, the error for keys of the wrong width); ``ex3``: the output
-of a query with no valid key when ``bias=True`` (a function of the module). All three are
-checked. The worked solutions are ``notebooks/solutions/04_solutions.ipynb``.
+of a query with no valid key when ``bias=True``, predicted (a function of the module; the
+check's modules refuse a forward pass). All three are checked. The worked solutions are
+``notebooks/solutions/04_solutions.ipynb``.
+
+Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; the comment beside each ``points=`` says which rule gives each part its points.
 """
 
 import numpy as np
@@ -46,6 +51,8 @@ ex1 = Exercise(
         "above the diagonal and each row sums to 1. A sequence of $T$ tokens has $1 + 2 "
         r"+ \dots + T = T(T + 1)/2$ weights that may be non-zero: 15 for $T = 5$. See "
         "`solutions/04_solutions.ipynb`."),
+    points=[2, 1],  # the causal lengths, a computation, 2; the count, read off the
+    # masked weights of that computation (a look-up), 1
 )
 
 ex2 = Exercise(
@@ -73,24 +80,37 @@ ex2 = Exercise(
         r"\cdot 100 \cdot 100 + 2 \cdot 100 \cdot 64$ = 32,800 parameters, no biases. "
         "Keys of width 100 do not fit $W_k$: the module raises `ValueError` (\"keys must "
         "have width 64 ...\"). See `solutions/04_solutions.ipynb`."),
+    points=[1, 1, 1],  # three look-ups (read off the module, its parameters and the
+    # error it raises), 1 each: the most the scale gives a look-up
 )
+
+
+class _Sealed(MultiHeadAttention):
+    """The exercise's modules: a forward pass raises, so an answer must predict."""
+
+    def forward(self, *args, **kwargs):
+        raise RuntimeError("this module refuses a forward pass: predict its output from "
+                           "its parameters")
 
 
 def _modules():
     """Two small modules with biases, built without touching the caller's random state."""
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        return [(MultiHeadAttention(d, h, bias=True, query_size=d, key_size=d, value_size=d),)
+        return [(_Sealed(d, h, bias=True, query_size=d, key_size=d, value_size=d),)
                 for d, h in ((16, 4), (12, 3))]
 
 
 def _empty_query_output(attention):
-    """Run the module on a batch whose only query has no valid key; return its output."""
+    """Run the module (as MultiHeadAttention) on a batch whose only query has no valid
+    key; return its output."""
     d = attention.num_hiddens
     with torch.random.fork_rng(), torch.no_grad():
         torch.manual_seed(1)
         queries, keys = torch.randn(1, 1, d), torch.randn(1, 5, d)
-        return attention(queries, keys, keys, torch.tensor([0]))[0, 0].numpy()
+        output = MultiHeadAttention.forward(attention, queries, keys, keys,
+                                            torch.tensor([0]))
+        return output[0, 0].numpy()
 
 
 def _empty_output_checker(expected):
@@ -118,4 +138,5 @@ ex3 = Exercise(
         "$W_o(0)$ = `attention.W_o.bias`, the same vector for every empty query (the "
         "biases of $W_k$ and $W_v$ act on keys and values that get weight 0). See "
         "`solutions/04_solutions.ipynb`."),
+    points=2,  # a derivation (follow an empty query through the module), 2
 )
