@@ -5,6 +5,10 @@
 explanation is open-ended); ``ex3``: e's row without the 1/sqrt(d) scaling (its largest
 weight and the letter that gets it; what that says about sharp rows is open-ended).
 The worked solutions are ``notebooks/solutions/05_solutions.ipynb``.
+
+Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; several parts of one exercise may share its worth.
 """
 
 from . import Exercise, Wrong, as_array, number, numbers_close, word
@@ -50,6 +54,8 @@ ex1 = Exercise(
         "The copies are identical keys, so each gets the same weight, just under a "
         "third: 0.333 each at $d = 64$, seed 0. Three copies each above $0.8 / 3 = "
         "0.267$ make the row \"split\". See `solutions/05_solutions.ipynb`."),
+    # the weight: a computation (2); the regime: a look-up with classify_row (1)
+    points=[2, 1],
 )
 
 
@@ -108,6 +114,16 @@ ex2 = Exercise(
         "about 0.44). More dimensions make the sharp and split rows reliable, not the "
         "diffuse ones. See `solutions/05_solutions.ipynb`."),
     open_part="the explanation with e's row",
+    # the counts: a computation (2); the shares over a few hundred seeds: a computation (2)
+    points=[2, 2],
+    rubric=[
+        (2, "explains that scaled scores of different letters have variance 1 at every "
+            "d, so e's row, which has no partner in translation, has the same "
+            "distribution whatever d is"),
+        (1, "concludes that more dimensions make the sharp and split rows reliable, not "
+            "the diffuse ones, so the count need not settle at 20 (twenty diffuse rows "
+            "in a row are about a coin flip)"),
+    ],
 )
 
 def _e_rows():
@@ -154,4 +170,12 @@ ex3 = Exercise(
         "therefore no proof of relevance: how sharp a softmax is depends on the scale of "
         "the scores as much as on what matches. See `solutions/05_solutions.ipynb`."),
     open_part="what this says about reading a sharp row",
+    # the largest weight: a computation (2); the letter: read off the same row (1)
+    points=[2, 1],
+    rubric=[
+        (2, "says a sharp row is no proof of relevance: e does not occur in "
+            "translation, yet one letter takes most of its weight"),
+        (1, "puts the sharpness down to the scale of the scores (sqrt(d) times larger "
+            "without the scaling), not to a match"),
+    ],
 )

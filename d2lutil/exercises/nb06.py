@@ -6,6 +6,10 @@ kept; ``ex3``: pruning the wide model (the size of the smallest set that keeps t
 below 0.01, the parameters the other heads own; which pair ablation and gradient importance
 keep is open-ended, since it depends on the trained model).
 The worked solutions are ``notebooks/solutions/06_solutions.ipynb``.
+
+Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; several parts of one exercise may share its worth.
 """
 
 import numbers
@@ -42,6 +46,16 @@ ex1 = Exercise(
         "second-order term carries the cost, because training has left the model near a "
         "minimum. See `solutions/06_solutions.ipynb`."),
     open_part="the proof that the loss is quadratic in the mask",
+    # the term: a computation, g and H compared head by head (2); the proof is the open
+    # part, marked by its rubric (3)
+    points=2,
+    rubric=[
+        (2, "proves the loss quadratic in the mask: the attention weights do not depend "
+            "on the mask and everything after the heads is linear, so each prediction "
+            "is linear in the mask and its squared error of degree 2"),
+        (1, "concludes that the second-order expansion at 1 is exact, and writes the "
+            "cost of switching head i off as -g_i + H_ii/2"),
+    ],
 )
 
 ex2 = Exercise(
@@ -67,6 +81,7 @@ ex2 = Exercise(
         "$2s$ of their numbers are independent and every subset of $s$ heads leaves "
         "exactly $1 - s/8$: 0.875, 0.75, ..., 0. Trained for 800 steps, all 255 subsets "
         "land within 0.01 of it. See `solutions/06_solutions.ipynb`."),
+    points=2,  # a derivation (the rank bound for s heads), checked by training
 )
 
 def _set_size(expected, mistakes):
@@ -117,4 +132,12 @@ ex3 = Exercise(
         "heads one at a time, so whether the pair they keep works depends on whether its "
         "two mixtures differ, which neither looks at. See `solutions/06_solutions.ipynb`."),
     open_part="the question about ablation and gradient importance",
+    # the size: a look-up in the notebook's refit table (1); the parameters: a
+    # computation (2)
+    points=[1, 2],
+    rubric=[
+        (2, "explains that plain ablation and gradient importance score heads one at a "
+            "time, so whether the pair they keep works depends on whether its two "
+            "mixtures differ, which neither looks at"),
+    ],
 )

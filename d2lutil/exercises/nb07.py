@@ -5,6 +5,10 @@ key/value heads; ``ex2``: a prefill against one-token steps (more or fewer FLOPs
 why is open-ended); ``ex3``: sequences of 4,096 tokens whose caches fit in 40 GiB for a
 Llama 2 7B-shaped model with 32, 8 and 1 key/value heads.
 The worked solutions are ``notebooks/solutions/07_solutions.ipynb``.
+
+Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; several parts of one exercise may share its worth.
 """
 
 from . import Exercise, integer, numbers_close, word
@@ -45,6 +49,7 @@ ex1 = Exercise(
         r"mix theirs one way each ($8 \cdot 1 \cdot 2 = 16$): what must reach $2 d_x$ is the "
         "sum over the groups. Least squares on fixed random weights lands within 0.02 of "
         "every floor. See `solutions/07_solutions.ipynb`."),
+    points=2,  # a derivation: the rank bound, group by group, for four sharings
 )
 
 ex2 = Exercise(
@@ -82,6 +87,16 @@ ex2 = Exercise(
         "ones, and a fused causal kernel skips most masked scores. See "
         "`solutions/07_solutions.ipynb`."),
     open_part="why the prefill differs",
+    # more or fewer: read off FlopCounterMode (1); how many: a computation (2)
+    points=[1, 2],
+    rubric=[
+        (2, "explains the difference: the prefill computes all 24 x 24 scores per "
+            "sequence and masks the upper triangle, the steps only the 1 + 2 + ... + 24 "
+            "they need, and scores and mixing cost 4d per query-key pair"),
+        (1, "says why decoders prefill in one call all the same: a few large products "
+            "instead of 24 rounds of small ones, and fused causal kernels skip most "
+            "masked scores"),
+    ],
 )
 
 ex3 = Exercise(
@@ -107,4 +122,5 @@ ex3 = Exercise(
         "2 GiB for $g = 32$, 512 MiB for $g = 8$, 64 MiB for $g = 1$. So 40 GiB hold 20, "
         "80 and 640 sequences: the batch at full length grows by $h/g$. See "
         "`solutions/07_solutions.ipynb`."),
+    points=2,  # a computation: the bytes of one sequence's cache, then the budget
 )

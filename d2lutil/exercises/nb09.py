@@ -1,47 +1,71 @@
 """The exercises of notebook 09, "Reading the Heads", with their checks.
 
-``ex1``: how many words begin with "ge", "gi" or "gy", and how many of them with
-``JH`` (the head test for g is open-ended); ``ex2``: the first column of head 2's
-slice of the input to the cross-attention's W_o, and how many entries of W_o read
-that slice (why swapping the slice swaps the head's contribution is open-ended).
+``ex1``: the soft-c head test redone for g: which head, by its role, turns the most rows
+of a g spoken ``JH`` before e, i or y into ``G`` when switched off, and whether the model
+misses those rows more often than the soft c's with every head on (why, and what the
+``G`` rows say, is open-ended); ``ex2``: the first column of head 2's slice of the input
+to the cross-attention's W_o, and how many entries of W_o read that slice (why swapping
+the slice swaps the head's contribution is open-ended).
 The worked solutions are ``notebooks/solutions/09_solutions.ipynb``.
+
+Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
+library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
+proof; several parts of one exercise may share its worth.
 """
 
-from . import Exercise, integer
+from . import Exercise, integer, truth, word
 
 __all__ = ["ex1", "ex2"]
 
 ex1 = Exercise(
     1,
-    [("words beginning with ge, gi or gy", integer(
-        1148, what="count of words", mistakes=[
-            (717, "that counts the words beginning with ce, ci or cy; the question is "
-                  "about g")])),
-     ("of those, pronunciations beginning with JH", integer(
-         571, what="count of words", mistakes=[
-             (546, "that counts the ones beginning with G; the question asks for JH"),
-             (1148, "that is every word beginning with ge, gi or gy; compare the first "
-                    "phoneme with 'JH'")]))],
+    [("the head whose absence turns the most JH rows into G", word(
+        "look-ahead", ["anchor", "look-ahead", "other"],
+        aliases={"lookahead": "look-ahead", "look ahead": "look-ahead",
+                 "the look-ahead head": "look-ahead", "the anchor": "anchor"},
+        mistakes=[
+            ("anchor", "count, with each head off in turn, the JH rows now said G: the "
+                       "anchor sits on the g itself, which gem and get share"),
+            ("other", "a head whose absence costs every kind of row is no evidence about "
+                      "the g: count the JH rows now said G, with each head off in turn")])),
+     ("with every head on, are these JH rows missed more often than the soft c's?",
+      truth(True, wrong_message="compare the shares missed with every head on: the g's "
+                                "spoken JH against the c's spoken S (`soft`)"))],
     hints=[
-        "Use the dictionary as loaded, `pronunciations.load_dictionary()`: keep the "
-        "words whose first two letters are one of 'ge', 'gi', 'gy'.",
-        "For each of them look at the first phoneme, `entries[word][0]`. Do the same "
-        "for 'ce', 'ci', 'cy' and `S` to compare.",
+        "`g_jh = letter_rows(\"g\", \"eiy\", \"JH\")` and `g_g = letter_rows(\"g\", "
+        "\"eiy\", \"G\")` are the rows; `teacher_forced(head_off(i))[1]` is the model's "
+        "first choice with head `i` off, and `turned(choice, g_jh, \"G\")` the share of "
+        "the JH rows it says as G.",
+        "Do it for every head and for `choice_all` (every head on), and name the head "
+        "with the largest share by its role: `anchor`, `look` or another. For the "
+        "second part, a row is missed when the model's first choice is not the "
+        "dictionary's phoneme: compare `1 - turned(choice_all, g_jh, \"JH\")` with "
+        "`1 - turned(choice_all, soft, \"S\")`.",
     ],
     solution=(
-        "1148 words begin with ge, gi or gy, and 571 of them with JH (gem, giant, gym); "
-        "546 begin with G (get, girl, gift). For c the rule nearly holds: 573 of the "
-        "717 words beginning with ce, ci or cy begin with S. So the next letter "
-        "decides a g far less than a c: a look-ahead head can fetch the e, but the "
-        "model must also know the word. The head test: take notebook 9's soft-c rows "
-        "for g (rows that predict JH for a g before e, i or y; as controls, the same "
-        "letters spoken G, and a g before a, o or u), and count the rows wrong with "
-        "each head switched off in turn. With the look-ahead head off, most JH rows go "
-        "wrong while the G rows before e, i or y get no worse: without it the model "
-        "says G. No other head does that, and the hard g and the average row lose far "
-        "less. The worked solution computes it in "
+        "With the look-ahead head off, about two thirds of the rows of a g spoken JH "
+        "before e, i or y are said G, far more than with any other head off, while the "
+        "rows the dictionary says G before the same letters get no worse: that head "
+        "brings what makes a g soft, as it does for the c. With every head on, the soft "
+        "g is missed more often than the soft c (a third of its rows at seed 0, against "
+        "one in twenty). The dictionary says why: a c before e, i or y is S in four "
+        "words of five, a g before them JH in only about half (gem, giant; but get, "
+        "girl). Looking ahead is needed for a soft g, and it is not enough: the model "
+        "must also know the word. The worked solution computes it in "
         "`solutions/09_solutions.ipynb`."),
-    open_part="what the look-ahead head does for a g",
+    open_part="why the soft g is missed more, and what the G rows say",
+    # the head test: a computation, five ablations counted (2); the comparison: read
+    # off the same table, every head on (1)
+    points=[2, 1],
+    rubric=[
+        (2, "explains that the letter after a g decides its sound far less than after a "
+            "c (the dictionary says G for about half its ge, gi and gy words), so "
+            "looking ahead is needed for JH but not enough: the model must also know "
+            "the word"),
+        (1, "uses the controls: with the look-ahead head off the G rows before e, i, y "
+            "get no worse, and no other head turns JH into G as much, so it is that "
+            "head's doing, not damage in general"),
+    ],
 )
 
 ex2 = Exercise(
@@ -72,4 +96,11 @@ ex2 = Exercise(
         r"columns, so replacing $\mathbf{o}_h$ replaces exactly head $h$'s "
         "contribution and nothing else. See `solutions/09_solutions.ipynb`."),
     open_part="why swapping the slice swaps the head's contribution",
+    # one computation (2), split over its two parts
+    points=[1, 1],
+    rubric=[
+        (2, "writes the output as the sum over the heads of W_o^(h) o_h (W_o linear, "
+            "no bias, each column reading one head's slice), so replacing o_h replaces "
+            "exactly head h's term and leaves the others"),
+    ],
 )
