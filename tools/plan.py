@@ -239,7 +239,7 @@ OBJECTIVE_EXERCISES = {
     # 1 one head, the copy-both task; 2 one mixture, half the error (proof); 3 least
     # squares confirms it for every split; 4 (Going deeper) which readouts the bound
     # covers, errors on training and held-out samples
-    "01": {2: [1, 2], 3: [2], 4: [3]},
+    "01": {1: [3], 2: [1, 2, 3], 3: [2]},
     # 1 two different heads recover both; 2 the readout inverts the mixing matrix;
     # 3 the rank law; 4 gradient descent finds it
     "02": {1: [3], 2: [2, 3], 3: [1]},
@@ -263,10 +263,14 @@ OBJECTIVE_EXERCISES = {
     "07": {1: [1, 3], 2: [1], 3: [2], 4: [3]},
     # 1 training on real data; 2 notebook 4's wiring; 3 scoring, the cache gives the same
     # tokens; 4 where the model goes wrong
-    "08": {3: [2, 3], 4: [1]},
+    "08": {2: [1, 3], 3: [2], 4: [1]},
     # 1 reading heads by measurement; 2 against an EM alignment and positional rules;
     # 3 switching off, patching, with controls; 4 which heads matter, diffuse rows, six models
-    "09": {1: [1], 3: [2]},
+    "09": {3: [1, 2]},
+    # 1 a shape check is not a test; 2 behaviour tests; 3 mask conventions; 4 the stage
+    # comparison (exercise 1 the split the first bug gets wrong, 2 the whole class, checked
+    # stage by stage, 3 a behaviour test of one's own)
+    "10": {1: [1], 2: [3], 3: [3], 4: [2]},
 }
 
 BUILDS_ON = {"02": ("01",), "03": ("02",), "04": ("03",), "05": ("04",), "06": ("02",),
