@@ -7,77 +7,21 @@ float64 (``behaviour.ATOL``, ``behaviour.RTOL``); the modules are built under se
 """
 
 import functools
-import math
 
 import pytest
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 from d2lutil import MultiHeadAttention, check_shape
 from d2lutil import behaviour as B
-from d2lutil.bugs import CATALOGUE, CausalReference, MaskInverted, Reference
-
-
-class HeadAxisAttention(nn.Module):
-    """Multi-head attention with a head axis: (batch, len, d) -> (batch, h, len, d/h)."""
-
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.Linear(num_hiddens, num_hiddens, bias=bias) for _ in range(4))
-        self.dropout = nn.Dropout(dropout)
-        self.attention_weights = None
-
-    def split(self, X):
-        # (batch_size, length, num_heads, head_size) -> (batch_size, num_heads, length, head_size)
-        return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = self.split(self.W_q(queries)), self.split(self.W_k(keys)), self.split(
-            self.W_v(values))
-        # (batch_size, num_heads, num_queries, num_keys)
-        scores = Q @ K.transpose(2, 3) / math.sqrt(Q.shape[-1])
-        if valid_lens is not None:
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            # (batch_size, 1, 1 or num_queries, num_keys)
-            mask = (torch.arange(K.shape[2]) < lens[..., None])[:, None]
-            scores = scores.masked_fill(~mask, -1e9)
-        self.attention_weights = F.softmax(scores, dim=-1)
-        output = self.dropout(self.attention_weights) @ V
-        # (batch_size, num_queries, num_hiddens)
-        return self.W_o(output.transpose(1, 2).reshape(*queries.shape[:2], -1))
-
-
-class LoopAttention(nn.Module):
-    """Multi-head attention as a loop over heads, with lazy projections."""
-
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.LazyLinear(num_hiddens, bias=bias) for _ in range(4))
-        self.dropout = nn.Dropout(dropout)
-        self.attention_weights = None
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = self.W_q(queries), self.W_k(keys), self.W_v(values)
-        p = Q.shape[-1] // self.num_heads
-        outputs, weights = [], []
-        for j in range(self.num_heads):
-            q, k, v = (X[..., j * p:(j + 1) * p] for X in (Q, K, V))
-            # (batch_size, num_queries, num_keys)
-            scores = q @ k.transpose(1, 2) / math.sqrt(p)
-            if valid_lens is not None:
-                lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-                scores = scores.masked_fill(torch.arange(k.shape[1]) >= lens[..., None],
-                                            float("-inf"))
-            weights.append(F.softmax(scores, dim=-1))
-            outputs.append(self.dropout(weights[-1]) @ v)
-        self.attention_weights = torch.stack(weights, dim=1)
-        return self.W_o(torch.cat(outputs, dim=-1))
-
+from d2lutil.bugs import (
+    CATALOGUE,
+    CausalReference,
+    HeadAxisAttention,
+    LoopAttention,
+    MaskInverted,
+    Reference,
+)
 
 CHECKS = [B.check_keys_permuted, B.check_padding_ignored, B.check_heads_independent,
           B.check_matches_torch]

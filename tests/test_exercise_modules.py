@@ -182,3 +182,22 @@ def test_the_grader_runs_the_class_in_the_students_kernel_and_judges_here(tmp_pa
         assert isinstance(answer, CallResults)
         assert module.ex2.check_part(0, answer).points == points
     del sys.modules["fake_exercises"]
+
+
+def test_a_starter_left_as_it_is_is_not_answered_here_and_from_the_grader(capsys):
+    class ReturnsDots(Starter):
+        def forward(self, queries, keys, values, valid_lens=None):
+            return ...
+
+    ex = Exercise(2, [("your class", CHECK)], hints=["h"], solution="s")
+    assert not ex.check(ReturnsDots)
+    assert "not answered yet" in capsys.readouterr().out
+    brought_back = CallResults(CHECK.run(ReturnsDots, case) for case in CASES)
+    assert ex.check_part(0, brought_back).message == "not answered yet"
+
+
+def test_the_checks_own_complaint_comes_back_as_it_is():
+    results = CallResults([Raised("Wrong", "your module has no projection W_q with a weight")]
+                          * len(CASES))
+    message = wrong_message(results)
+    assert message.startswith("your module has no projection W_q with a weight, for ")

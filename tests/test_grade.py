@@ -195,6 +195,9 @@ def messages(row):
     return [row["parts"][label][1] for label in LABELS]
 
 
+WORTH = [2, 1, 1, 1, 1, 2]  # notebook 4's parts, by the chapter's points scale
+
+
 def test_every_submission_has_exactly_one_row(matrix):
     files = [r["file"] for r in matrix["list"]]
     assert files == [f"{name}.ipynb" for name in matrix["submissions"]]
@@ -208,11 +211,11 @@ def test_right_partly_wrong_and_empty(matrix):
     rows = matrix["rows"]
     correct = rows["correct.ipynb"]
     assert correct["status"] == "graded" and correct["note"] == ""
-    assert points(correct) == [1] * 6 and set(messages(correct)) == {"correct"}
-    assert correct["total"] == correct["max_total"] == 6
+    assert points(correct) == WORTH and set(messages(correct)) == {"correct"}
+    assert correct["total"] == correct["max_total"] == sum(WORTH) == 8
     assert correct["notebook"] == "04_self_and_cross_attention.ipynb"
     partly = rows["partly_wrong.ipynb"]
-    assert points(partly) == [1, 1, 1, 0, 1, 1] and partly["total"] == 5
+    assert points(partly) == [2, 1, 1, 0, 1, 2] and partly["total"] == 7
     assert messages(partly)[3].startswith("not right yet: ")
     empty = rows["empty.ipynb"]
     assert empty["status"] == "graded" and empty["total"] == 0
@@ -221,7 +224,7 @@ def test_right_partly_wrong_and_empty(matrix):
 
 def test_a_raising_cell_costs_only_its_own_answers(matrix):
     row = matrix["rows"]["raising.ipynb"]
-    assert row["status"] == "graded" and points(row) == [1, 1, 1, 1, 1, 0]
+    assert row["status"] == "graded" and points(row) == [2, 1, 1, 1, 1, 0]
     assert messages(row)[5] == "not answered: the notebook has no variable empty_query_output"
     assert "raised RuntimeError: not done" in row["note"]
 
@@ -229,7 +232,7 @@ def test_a_raising_cell_costs_only_its_own_answers(matrix):
 def test_time_limits_interrupt_a_cell_or_stop_the_submission(matrix):
     rows = matrix["rows"]
     loop = rows["endless_loop.ipynb"]
-    assert loop["status"] == "cell time limit" and loop["total"] == 6
+    assert loop["status"] == "cell time limit" and loop["total"] == 8
     assert f"cell 2 reached the {CELL_LIMIT_S} s limit of a cell and was interrupted" in loop[
         "note"]
     stubborn = rows["blocks_interrupts.ipynb"]
@@ -241,7 +244,7 @@ def test_time_limits_interrupt_a_cell_or_stop_the_submission(matrix):
 def test_memory_hog_gets_the_memory_limit(matrix):
     row = matrix["rows"]["memory_hog.ipynb"]
     assert row["status"] == "memory limit"
-    assert points(row) == [1, 0, 1, 1, 1, 1]  # it got less than 6 GiB of its 8
+    assert points(row) == [2, 0, 1, 1, 1, 2]  # it got less than 6 GiB of its 8
     assert "out of memory (limit 1536 MiB)" in row["note"]
 
 
@@ -252,7 +255,7 @@ def test_a_dying_kernel_and_a_huge_output(matrix):
     assert exits["note"].startswith("the kernel died in cell 2")
     assert set(messages(exits)) == {"not graded (the kernel died)"}
     huge = rows["huge_output.ipynb"]
-    assert huge["status"] == "graded" and huge["total"] == 6
+    assert huge["status"] == "graded" and huge["total"] == 8
     assert matrix["out"].stat().st_size < 50_000
 
 
@@ -261,7 +264,7 @@ def test_fork_attempt_and_kill_all_stay_inside_the_submission(matrix):
     forks = matrix["rows"]["forks.ipynb"]
     if os.geteuid() == 0:  # its kernel runs as a user of its own: it cannot kill the runner
         assert forks["status"] == "graded" and forks["note"] == ""
-        assert points(forks) == [1, 0, 1, 1, 1, 1]  # fewer than 100 processes
+        assert points(forks) == [2, 0, 1, 1, 1, 2]  # fewer than 100 processes
     else:
         assert forks["status"] in ("graded", "crashed")
     graded = [r for r in matrix["list"] if r["status"] != "not graded"]
@@ -364,7 +367,8 @@ def test_starter_names_come_from_the_chapter_notebook():
     assert notebook.names == ["causal_valid_lens", "num_nonzero", "params_exist",
                               "num_params", "error_raised", "empty_query_output"]
     assert notebook.functions == {"empty_query_output": ("d2lutil.exercises.nb04", "ex3", 0)}
-    assert sum(len(n.functions) for n in CHAPTER.values()) == 4
+    # nb02 ex3, nb03 ex2 and ex3, nb04 ex3; nb10 ex1 (two functions), ex2 (a class), ex3
+    assert sum(len(n.functions) for n in CHAPTER.values()) == 8
     assert all(len(n.parts) == sum(len(e.parts) for e in n.exercises)
                for n in CHAPTER.values())
 
@@ -429,3 +433,40 @@ def test_the_sandbox_binds_the_python_prefixes_over_its_own_tmp(tmp_path):
     tmp = pairs.index(("--tmpfs", "/tmp"))
     prefix = pairs.index(("--ro-bind", os.path.realpath(sys.base_prefix)))
     assert tmp < prefix, "the prefixes are bound before /tmp and would be hidden under it"
+
+
+@pytest.mark.skipif(os.environ.get("GRADE_FULL_CLASS") != "1",
+                    reason="the full class takes a minute: make test-grade")
+def test_notebook_10_a_delegating_class_or_a_patched_check_earns_nothing(tmp_path):
+    """Notebook 10's class is run in the student's kernel and judged here: a class that
+    hands the work to the library's attention, or a wrong class beside a check patched to
+    say yes, earns no point; the rest of the notebook is graded as usual."""
+    folder, out = tmp_path / "class", tmp_path / "grades.csv"
+    folder.mkdir()
+    right = sc.right("10", grade.starter_names(grade.book.read(CHAPTER["10"].path)))
+    sc.write(sc.with_cells(right, [
+        "import d2lutil\n\n\n"
+        "class MyMultiHeadAttention(d2lutil.MultiHeadAttention):\n"
+        "    pass"]), folder / "delegates.ipynb")
+    sc.write(sc.with_cells(right, [
+        "import torch\n"
+        "from d2lutil.exercises import Exercise, modules\n\n\n"
+        "class MyMultiHeadAttention(MyMultiHeadAttention):  # ignores valid_lens\n"
+        "    def forward(self, queries, keys, values, valid_lens=None):\n"
+        "        return super().forward(queries, keys, values, None)\n\n\n"
+        "torch.allclose = lambda *args, **kwargs: True\n"
+        "modules._departure = lambda *args: None\n"
+        "Exercise.check_part = lambda *args, **kwargs: True\n"
+        "ex2.check = lambda *args: True"]), folder / "patches_the_check.ipynb")
+    rows = {r["file"]: r for r in grade_folder(folder, options(out, cell_timeout=60,
+                                                                      timeout=180))}
+    worth = {label: part[2] for label, part in rows["delegates.ipynb"]["parts"].items()}
+    for name, says in (("delegates.ipynb", "may not call d2lutil's"),
+                       ("patches_the_check.ipynb", "first departs at")):
+        row = rows[name]
+        assert row["status"] == "graded", row["note"]
+        assert row["parts"]["ex2.1"][0] == 0 and says in row["parts"]["ex2.1"][1]
+        assert [row["parts"][f"ex1.{k}"][0] for k in (1, 2)] == [worth["ex1.1"], worth["ex1.2"]]
+    assert rows["delegates.ipynb"]["total"] == sum(worth.values()) - worth["ex2.1"]
+    # the patched torch.allclose sinks the student's own test of exercise 3 as well
+    assert rows["patches_the_check.ipynb"]["parts"]["ex3.1"][0] == 0

@@ -12,9 +12,15 @@ from torch import nn
 from torch.nn import functional as F
 
 from d2lutil import MultiHeadAttention
-from d2lutil.bugs import CATALOGUE, CausalReference, MaskNotBroadcastOverHeads, Reference
+from d2lutil.bugs import (
+    CATALOGUE,
+    CausalReference,
+    HeadAxisAttention,
+    LoopAttention,
+    MaskNotBroadcastOverHeads,
+    Reference,
+)
 from d2lutil.stages import STAGES, Departure, first_departure
-from test_bugs import HeadAxisAttention, LoopAttention
 
 
 class Steps(nn.Module):

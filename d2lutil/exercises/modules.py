@@ -41,6 +41,7 @@ from d2lutil.exercises.checkers import CallResults, Raised
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 OBSERVED = ("W_q", "W_k", "W_v", "W_o input", "output")  # what run returns, in order
 ATOL, RTOL = 1e-5, 1e-4  # float32, the answer's own arithmetic against the reference's
+NOT_ANSWERED = "not answered"  # what run brings back for a starter cell left as it is
 
 
 class Case(NamedTuple):
@@ -122,7 +123,8 @@ def _run(answer, case, weights):
     module.eval()
     queries, keys, values, valid_lens = inputs(case)
     with torch.no_grad():
-        if module(queries, keys, values, valid_lens) is None:  # the starter's ... body
+        first = module(queries, keys, values, valid_lens)
+        if first is None or first is Ellipsis:  # the starter's body
             raise NotAnswered
         for name in PROJECTIONS:
             layer = getattr(module, name, None)
@@ -187,7 +189,10 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
     def run(answer, case):
         weights = _reference_weights(reference, case)
         with refuse_delegation(), torch.random.fork_rng(devices=[]):
-            return _run(answer, case, weights)
+            try:
+                return _run(answer, case, weights)
+            except NotAnswered:  # brought back as such, not as an error
+                return NOT_ANSWERED
 
     def check(answer):
         given = isinstance(answer, CallResults)
@@ -200,6 +205,10 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
         for i, case in enumerate(tried):
             if given:
                 got = answer[i]
+                if got == NOT_ANSWERED:
+                    raise NotAnswered
+                if isinstance(got, Raised) and got.type_name == "Wrong":  # run's own
+                    raise Wrong(f"{got.text}, for {case.describe()}")
                 if isinstance(got, Raised):
                     raise Wrong(f"your class raised {got.type_name} ({got.text}) for "
                                 f"{case.describe()}")
@@ -208,11 +217,13 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
             else:
                 try:
                     got = run(answer, case)
-                except (Wrong, NotAnswered):
+                except Wrong:
                     raise
                 except Exception as error:
                     raise Wrong(f"your class raised {type(error).__name__} ({error}) for "
                                 f"{case.describe()}") from None
+            if got == NOT_ANSWERED:
+                raise NotAnswered
             where = _departure(got, expected_of(case), atol, rtol)
             if where is not None:
                 failures.append((case, where))
@@ -222,5 +233,116 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
             raise Wrong(f"wrong for {case.describe()}: it first departs at {where}; wrong in "
                         f"{len(failures)} of {len(tried)} cases tried{more}")
 
-    check.cases, check.run, check.expected = all_cases, run, reference
+    check.cases, check.run, check.reference = all_cases, run, reference
+    return check
+
+
+class _Attention(nn.Module):
+    """One module of a behaviour-test check: every case is of this type, whatever is inside."""
+
+    def __init__(self, inside):
+        super().__init__()
+        self._inside = inside
+        self.num_heads = inside.num_heads
+        self.W_q, self.W_k, self.W_v, self.W_o = (getattr(inside, name) for name in PROJECTIONS)
+
+    @property
+    def attention_weights(self):
+        return self._inside.attention_weights
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        return self._inside(queries, keys, values, valid_lens)
+
+
+def _maker(cls):
+    def make_module(num_hiddens, num_heads):
+        return _Attention(cls(num_hiddens, num_heads))
+    return make_module
+
+
+@contextlib.contextmanager
+def refuse_behaviour_tests():
+    """While active, the library's behaviour tests (``d2lutil.behaviour``) raise."""
+    from d2lutil import behaviour
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("the library's behaviour tests are not available to this check: "
+                           "write the test yourself")
+
+    saved = {name: getattr(behaviour, name) for name in behaviour.__all__}
+    for name in saved:
+        setattr(behaviour, name, refuse)
+    try:
+        yield
+    finally:
+        for name, original in saved.items():
+            setattr(behaviour, name, original)
+
+
+def _empty_function(make_module):
+    ...
+
+
+def _empty(function):
+    """True for a function whose body is only ``...`` (a starter cell's)."""
+    code = getattr(function, "__code__", None)
+    model = _empty_function.__code__
+    return code is not None and (code.co_code, code.co_consts) == (model.co_code,
+                                                                    model.co_consts)
+
+
+def behaviour_test(bug, correct, *, seed=0):
+    """A checker for a test the student writes: a function of ``make_module`` that must
+    raise (fail) for a module with ``bug`` and return (pass) for every module of
+    ``correct``, a list of classes with the book's interface.
+
+    Each case is one ``make_module(num_hiddens, num_heads)``, in an order fixed by ``seed``
+    and not shown; every module made is of one type whatever class is inside. ``run``
+    calls the test on a case and says "failed" (it raised) or "passed", with the library's
+    behaviour tests refused; ``check`` takes the test or those results (a
+    :class:`CallResults`) and never says which case holds the bug.
+    """
+    classes = [bug, *correct]
+    order = torch.randperm(len(classes), generator=torch.Generator().manual_seed(seed))
+    makers = [(_maker(classes[i]),) for i in order.tolist()]
+    expected = ["failed" if classes[i] is bug else "passed" for i in order.tolist()]
+
+    def all_cases():
+        return list(makers)
+
+    def run(answer, case):
+        with refuse_behaviour_tests(), torch.random.fork_rng(devices=[]):
+            try:
+                if answer(*case) is Ellipsis:  # the starter's return ...
+                    return NOT_ANSWERED
+            except Exception:  # a test fails by raising, whatever it raises
+                return "failed"
+        return "passed"
+
+    def check(answer):
+        given = isinstance(answer, CallResults)
+        if not given and not callable(answer):
+            raise Wrong(f"expected your test, a function of make_module, got {kind_of(answer)}")
+        if given and len(answer) != len(makers):
+            raise Wrong(f"expected the results of {len(makers)} cases, got {len(answer)}")
+        if not given and _empty(answer):  # the starter's body: ...
+            raise NotAnswered
+        got = list(answer) if given else [run(answer, case) for case in makers]
+        if NOT_ANSWERED in got:
+            raise NotAnswered
+        if not all(g in ("failed", "passed") for g in got):
+            raise Wrong("could not read what your test did")
+        pairs = list(zip(got, expected, strict=True))
+        bug_passed = any(g == "passed" and e == "failed" for g, e in pairs)
+        correct_failed = sum(g == "failed" and e == "passed" for g, e in pairs)
+        if bug_passed and correct_failed:
+            raise Wrong(f"your test passes the module with the bug and fails {correct_failed} "
+                        f"of the {len(correct)} correct modules")
+        if bug_passed:
+            raise Wrong("your test passes the module with the bug: it must fail it (raise)")
+        if correct_failed:
+            raise Wrong(f"your test fails {correct_failed} of the {len(correct)} correct "
+                        "modules: a correct module must pass")
+
+    check.cases, check.run, check.verdicts = all_cases, run, expected
     return check

@@ -1,0 +1,156 @@
+"""The exercises of notebook 10, "Debugging Multi-Head Attention", with their checks.
+
+``ex1``: the split and the merge of heads in the head-axis layout (two functions);
+``ex2``: a whole multi-head attention class with the book's interface, checked against the
+library's with the same weights (``modules.implementation``); ``ex3``: a behaviour test
+that fails the ``repeat`` for ``repeat_interleave`` bug and passes every correct module
+(``modules.behaviour_test``). Points by the chapter's scale (1 look-up, 2 computation or
+derivation, 3 implementation or proof): each exercise is an implementation, 3 points.
+The worked solutions are ``notebooks/solutions/10_solutions.ipynb``.
+"""
+
+import torch
+
+from d2lutil.attention import MultiHeadAttention
+from d2lutil.bugs import LAYOUTS, RepeatNotInterleave
+
+from . import Exercise, function, numbers_close
+from .modules import Case, behaviour_test, implementation
+
+__all__ = ["ex1", "ex2", "ex3"]
+
+
+def _split(X, num_heads):
+    """(batch_size, length, num_hiddens) -> (batch_size, num_heads, length, head_size)."""
+    return X.reshape(*X.shape[:2], num_heads, -1).transpose(1, 2)
+
+
+def _merge(X):
+    """(batch_size, num_heads, length, head_size) -> (batch_size, length, num_hiddens)."""
+    return X.transpose(1, 2).reshape(X.shape[0], X.shape[2], -1)
+
+
+def _tensor(seed, *shape):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def _split_cases():
+    return [(_tensor(seed, *shape), h) for seed, (shape, h) in enumerate(
+        [((2, 3, 8), 2), ((1, 5, 12), 3), ((3, 4, 8), 4), ((2, 2, 6), 3), ((1, 6, 16), 8)])]
+
+
+def _merge_cases():
+    return [(_tensor(10 + seed, *shape),) for seed, shape in enumerate(
+        [(2, 2, 3, 4), (1, 3, 5, 4), (3, 4, 4, 2), (2, 1, 2, 6), (1, 8, 6, 2)])]
+
+
+MIXED = ("positions are mixed across heads: a reshape alone does not split the heads off "
+         "(a head's block must hold its own features of every position); move the head "
+         "axis with a transpose")
+
+
+def _split_result(expected):
+    # The result of a reshape straight to (batch, heads, length, head_size), read off the
+    # right result: X is expected.transpose(1, 2) merged back.
+    b, h, n, p = expected.shape
+    mixed = expected.transpose(1, 2).reshape(b, h, n, p)
+    return numbers_close(expected, atol=1e-6, mistakes=[(mixed, MIXED)])
+
+
+def _merge_result(expected):
+    return numbers_close(expected, atol=1e-6)
+
+
+def _lens_cases():
+    """num_hiddens = h * p for p in (2, 4) and h from 1 to 8: queries and keys of different
+    lengths, batches of 1 and 3, valid_lens per sequence, per query and none."""
+    cases = []
+    for p in (2, 4):
+        for h in range(1, 9):
+            cases.append(Case(h * p, h, 3 if (h + p) % 2 else 1, 2 + h % 3, 3 + (h + p) % 4,
+                              ("none", "sequence", "query")[(h + p) % 3], 100 * p + h))
+    return cases
+
+
+def _diagnose(cls):
+    """The stage comparison on a small instance of the student's class, or a note why not."""
+    from d2lutil import stages
+
+    try:
+        found = str(stages.first_departure(cls(8, 2, 0.0, bias=False)))
+    except Exception as error:  # a class the comparison cannot run: say so, never raise
+        return f"(the stage comparison could not run it: {type(error).__name__}: {error})"
+    return (f"The stage comparison (d2lutil.stages) on your class with num_hiddens = 8, "
+            f"num_heads = 2:\n{found}\n(end of the comparison)")
+
+
+ex1 = Exercise(
+    1,
+    [("split_heads(X, num_heads)", function(
+        _split, _split_cases, result_checker=_split_result,
+        describe=lambda case: f"X of shape {tuple(case[0].shape)}, num_heads = {case[1]}")),
+     ("merge_heads(X)", function(
+         _merge, _merge_cases, result_checker=_merge_result,
+         describe=lambda case: f"X of shape {tuple(case[0].shape)}"))],
+    hints=[
+        "Split: first make the head axis with a reshape to (batch_size, length, num_heads, "
+        "head_size); then put it second. Which function swaps two axes?",
+        "`X.reshape(*X.shape[:2], num_heads, -1).transpose(1, 2)`; the merge undoes both "
+        "steps in the opposite order: a transpose back, then a reshape to (batch_size, "
+        "length, num_heads * head_size).",
+    ],
+    solution=(
+        "`split_heads`: `X.reshape(batch_size, length, num_heads, -1).transpose(1, 2)`, so "
+        "head j holds features j*p to (j+1)*p - 1 of every position. `merge_heads`: "
+        "`X.transpose(1, 2).reshape(batch_size, length, -1)`. A reshape straight to "
+        "(batch_size, num_heads, length, head_size) has the right shape but cuts the memory "
+        "of each sequence into consecutive blocks, so a head gets features of several "
+        "positions: a shape check passes, a value check does not. See "
+        "`solutions/10_solutions.ipynb`."),
+    points=[2, 1],  # an implementation, 3 points, over its two functions
+)
+
+ex2 = Exercise(
+    2,
+    [("your multi-head attention class", implementation(
+        MultiHeadAttention, _lens_cases, diagnose=_diagnose))],
+    hints=[
+        "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
+        "products over head_size = num_hiddens / num_heads; mask the keys past "
+        "`valid_lens` for every head of the sequence (a length per sequence or per "
+        "query); softmax; mix the values; merge the heads; `W_o`.",
+        "The mask: `torch.arange(num_keys) < valid_lens[..., None]` gives (batch_size, "
+        "num_keys) or (batch_size, num_queries, num_keys); add the head axis at 1 so it "
+        "broadcasts over the heads, and fill the scores where it is False with a large "
+        "negative number before the softmax.",
+    ],
+    solution=(
+        "Any layout works: heads folded into the batch (the book's), a head axis, or a loop "
+        "over heads. `solutions/10_solutions.ipynb` writes all three and each passes. The "
+        "slips the check names: a reshape without the transpose, the scores divided by "
+        "sqrt(num_hiddens) instead of sqrt(head_size), a mask the wrong way round or not "
+        "broadcast over the heads, keys and values taken from the queries."),
+    points=3,  # an implementation
+)
+
+ex3 = Exercise(
+    3,
+    [("your behaviour test", behaviour_test(RepeatNotInterleave, [MultiHeadAttention,
+                                                                  *LAYOUTS]))],
+    hints=[
+        "The bug gives head j of sequence i the valid length of another sequence. Which "
+        "batch makes that visible? Several heads, and sequences of different lengths.",
+        "Make a module, run it on a batch whose sequences have different `valid_lens`; "
+        "then change a key and value past a sequence's valid length and run it again. A "
+        "correct module's output must not move; assert that with `torch.allclose`.",
+    ],
+    solution=(
+        "For example: `m = make_module(8, 2)`; keys and values of shape (3, 5, 8); "
+        "`valid_lens = torch.tensor([1, 5, 3])`; change every key and value of sequence 0 "
+        "after its first; assert that the output of sequence 0 is unchanged (and likewise "
+        "for the others). With `repeat`, some head of sequence 0 reads another sequence's "
+        "length, so it sees the changed keys. A batch of one sequence, one head, or equal "
+        "lengths cannot catch it (notebook 3's exercise 3). See "
+        "`solutions/10_solutions.ipynb`."),
+    points=3,  # an implementation (of a test)
+)
