@@ -129,3 +129,30 @@ def test_ex3_takes_the_starters_return_dots_as_not_answered(capsys):
     brought_back = [checker.run(starter, case) for case in checker.cases()]
     from d2lutil.exercises import CallResults
     assert ex3.check_part(0, CallResults(brought_back)).message == "not answered yet"
+
+
+@pytest.mark.parametrize("name", [n for n in CATALOGUE if "causal" not in n])
+def test_ex2_rejects_every_catalogue_bug_naming_a_stage(name):
+    """The catalogue's bugs run the library's forward, which the check refuses in a
+    student's kernel; here they are run without that guard, as a student's own copy of
+    the bug would run, and judged from what they bring back."""
+    from d2lutil.attention import MultiHeadAttention
+    from d2lutil.exercises import CallResults, Raised
+    from d2lutil.exercises.modules import _reference_weights, _run
+
+    checker = ex2.parts[0][1]
+    results = []
+    for case in checker.cases():
+        try:
+            results.append(_run(CATALOGUE[name].bug, case,
+                                _reference_weights(MultiHeadAttention, case)))
+        except Exception as error:  # as the grader's runner records it
+            results.append(Raised(type(error).__name__, str(error)))
+    message = ex2.check_part(0, CallResults(results)).message
+    assert message.startswith("not right yet: ")
+    # two bugs raise on some case before any stage can be compared: the case is named
+    stage = {"keys_from_queries": "raised ValueError (valid_lens must be <= the number "
+                                  "of keys",
+             "mask_not_broadcast": "raised RuntimeError"}.get(
+        name, "first departs at between the projections and W_o")
+    assert stage in message, message
