@@ -201,7 +201,7 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
         tried = all_cases()
         if given and len(answer) != len(tried):
             raise Wrong(f"expected the results of {len(tried)} cases, got {len(answer)}")
-        failures = []
+        failures, raised = [], []  # (case, where it departs); (case, what it raised)
         for i, case in enumerate(tried):
             if given:
                 got = answer[i]
@@ -210,8 +210,8 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
                 if isinstance(got, Raised) and got.type_name == "Wrong":  # run's own
                     raise Wrong(f"{got.text}, for {case.describe()}")
                 if isinstance(got, Raised):
-                    raise Wrong(f"your class raised {got.type_name} ({got.text}) for "
-                                f"{case.describe()}")
+                    raised.append((case, f"{got.type_name} ({got.text})"))
+                    continue
                 if not isinstance(got, dict) or set(got) != set(OBSERVED):
                     raise Wrong(f"could not read the results for {case.describe()}")
             else:
@@ -220,18 +220,28 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
                 except Wrong:
                     raise
                 except Exception as error:
-                    raise Wrong(f"your class raised {type(error).__name__} ({error}) for "
-                                f"{case.describe()}") from None
+                    raised.append((case, f"{type(error).__name__} ({error})"))
+                    continue
             if got == NOT_ANSWERED:
                 raise NotAnswered
             where = _departure(got, expected_of(case), atol, rtol)
             if where is not None:
                 failures.append((case, where))
+        if not failures and not raised:
+            return
+        count = f"wrong in {len(failures) + len(raised)} of {len(tried)} cases tried"
+        also = ""
+        if raised:  # named after a departure, which says more, if there is one
+            case, error = raised[0]
+            also = f"your class raised {error} for {case.describe()}"
         if failures:
             case, where = failures[0]
-            more = "" if given or diagnose is None else f"\n{diagnose(answer)}"
-            raise Wrong(f"wrong for {case.describe()}: it first departs at {where}; wrong in "
-                        f"{len(failures)} of {len(tried)} cases tried{more}")
+            message = f"wrong for {case.describe()}: it first departs at {where}"
+            message += f"; {also}" if also else ""
+        else:
+            message = also
+        more = "" if given or diagnose is None else f"\n{diagnose(answer)}"
+        raise Wrong(f"{message}; {count}{more}")
 
     check.cases, check.run, check.reference = all_cases, run, reference
     return check
