@@ -16,8 +16,9 @@ Modules, one per concern:
 * ``d2lutil.letter_sound``: which letters spell which phonemes, a letter-to-phoneme
   aligner fitted by EM (notebook 9);
 * ``d2lutil.translator``: the spelling-to-sound translator, its loss, schedule,
-  training loop and greedy decoding (notebook 8 shows it; notebook 9 loads the weights
-  it ships for seeds 0-5, made by ``tools/make_weights.py``);
+  training loop and greedy decoding (notebook 8 shows it and runs its first steps;
+  notebooks 8 and 9 load the weights it ships for seeds 0-5, made by
+  ``tools/make_weights.py``);
 * ``d2lutil.diagrams``: block diagrams of the copy-both task and of multi-head
   attention (notebooks 1 and 3);
 * ``d2lutil.masks``: converters between the mask conventions (the book's

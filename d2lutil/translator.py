@@ -1,8 +1,9 @@
 """Notebook 8's translator from spelling to sound, whose heads notebook 9 reads.
 
-Notebook 8 builds and trains it and prints this code where it teaches it;
-notebook 9 loads the weights that training gave on the machine that made the
-chapter (``trained``: shipped in ``d2lutil/weights/`` for seeds 0 to 5) and
+Notebook 8 builds it, prints this code where it teaches it and runs the first
+steps of its training; notebooks 8 and 9 load the weights that the whole run gave
+on the machine that made the chapter (``trained``: shipped in
+``d2lutil/weights/`` for seeds 0 to 5, with every step's loss), and notebook 9
 reads its heads. The pieces:
 
 * ``Encoder``: letter plus position embeddings, normalized (no self-attention);
@@ -194,15 +195,22 @@ def train_step(model, optimizer, schedule, batch):
 
 
 def train(words, entries, letters, phonemes, seed=0, num_steps=700,
-          batch_size=128, lr=0.02, warmup=50, progress=None):
+          batch_size=128, lr=0.02, warmup=50, progress=None, stop_after=None):
     """A Translator trained on batches drawn from words, and its losses.
 
-    ``progress`` wraps the range of steps (a progress bar), if given.
+    ``progress`` wraps the range of steps (a progress bar), if given;
+    ``stop_after`` ends the run after its first ``stop_after`` steps.
     """
     check_seed(seed)
     check_positive_int("batch_size", batch_size)
     if not words:
         raise ValueError("words must hold at least one training word")
+    check_positive_int("num_steps", num_steps)
+    stop_after = num_steps if stop_after is None else stop_after
+    check_positive_int("stop_after", stop_after)
+    if stop_after > num_steps:
+        raise ValueError(f"stop_after must be at most num_steps "
+                         f"({num_steps}), got {stop_after}")
     torch.manual_seed(seed)  # the initial parameters
     model = Translator(len(letters), len(phonemes),
                        pronunciations.MAX_LETTERS, target_len(entries))
@@ -210,8 +218,8 @@ def train(words, entries, letters, phonemes, seed=0, num_steps=700,
     schedule = warmup_then_decay(optimizer, warmup, num_steps)
     picks = draws(len(words), seed, num_steps, batch_size)  # which words
     losses = []
-    steps = range(num_steps) if progress is None else progress(
-        range(num_steps))
+    steps = range(stop_after) if progress is None else progress(
+        range(stop_after))
     for step in steps:
         batch = pronunciations.make_batch(
             [words[i] for i in picks[step].tolist()], entries, letters,
@@ -281,7 +289,8 @@ def trained(words, entries, letters, phonemes, seed=0, folder=WEIGHTS):
     (``torch.Generator().manual_seed(seed).initial_seed()``), so a program
     whose seeds are all shifted gets the model of the shifted seed. Returns
     the model (in eval mode) and a dict: ``seed``, ``shipped`` (True if
-    loaded), ``num_steps`` (of training), and for shipped weights the
+    loaded), ``num_steps`` (of training), ``losses`` (the training loss of
+    every step, as ``train`` returns them), and for shipped weights the
     ``torch`` version and the CPU ``capability`` (ATen's kernels) that made
     them.
     """
@@ -298,10 +307,12 @@ def trained(words, entries, letters, phonemes, seed=0, folder=WEIGHTS):
         model.load_state_dict(state)
         return model.eval(), {
             "seed": effective, "shipped": True,
-            "num_steps": manifest["training"]["num_steps"], **manifest["made_by"]}
+            "num_steps": manifest["training"]["num_steps"],
+            "losses": record["losses"], **manifest["made_by"]}
     with one_thread():  # small tensors: one thread is faster than two
         model, losses = train(words, entries, letters, phonemes, seed=seed)
-    return model, {"seed": effective, "shipped": False, "num_steps": len(losses)}
+    return model, {"seed": effective, "shipped": False, "num_steps": len(losses),
+                   "losses": losses}
 
 
 def shipped(seed, entries, letters, phonemes, folder=WEIGHTS):
@@ -338,7 +349,8 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     first pronunciations, ``split_words(entries, NUM_TEST, seed=s)`` and
     ``train(train_words, entries, letters, phonemes, seed=s)`` on one thread.
     Writes ``seed_<s>.pt`` (the float32 state dict) and ``weights.json``
-    (each file's seed, data ``fingerprint`` and test words, the torch version and the
+    (each file's seed, data ``fingerprint``, test words and training losses, the
+    torch version and the
     CPU capability; the other seeds it lists are kept if the same torch
     version and capability made them). Returns the path of ``weights.json``.
     """
@@ -356,13 +368,15 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
         check_seed(seed)
         words, test_words, _ = pronunciations.split_words(entries, NUM_TEST, seed=seed)
         with one_thread():
-            model, _ = train(words, entries, letters, phonemes, seed=seed,
-                             **TRAINING)
+            model, losses = train(words, entries, letters, phonemes, seed=seed,
+                                  **TRAINING)
         name = f"seed_{seed}.pt"
         torch.save({k: v.detach().clone() for k, v in model.state_dict().items()},
                    folder / name)
         records[str(seed)] = {"file": name, "fingerprint": fingerprint(
-            words, entries, letters, phonemes), "test_words": " ".join(test_words)}
+            words, entries, letters, phonemes), "test_words": " ".join(test_words),
+            # every step's loss, to 5 decimals (notebook 8 prints them to 1)
+            "losses": [round(loss, 5) for loss in losses]}
     records = dict(sorted(records.items(), key=lambda item: int(item[0])))
     manifest = {"made_by": made_by, "command": "python tools/make_weights.py",
                 "num_test": NUM_TEST, "training": TRAINING, "seeds": records}

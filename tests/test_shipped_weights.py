@@ -38,6 +38,9 @@ def test_seeds_0_to_5_ship_as_small_float32_state_dicts():
         state = torch.load(path, weights_only=True)
         assert {v.dtype for v in state.values()} == {torch.float32}
         assert sum(v.numel() for v in state.values()) == NUM_PARAMETERS
+        losses = record["losses"]  # one per step, as notebook 8 reads them
+        assert len(losses) == translator.TRAINING["num_steps"]
+        assert all(isinstance(loss, float) and 0 < loss < 5 for loss in losses)
     assert sorted(p.name for p in translator.WEIGHTS.iterdir()) == sorted(
         ["weights.json", *(r["file"] for r in MANIFEST["seeds"].values())])
 
@@ -92,9 +95,14 @@ def test_seed_0s_weights_are_what_training_gives(data):
     assert not made_here["shipped"]
     here = {"torch": torch.__version__,
             "capability": torch.backends.cpu.get_cpu_capability()}
+    ours, theirs = made_here["losses"], made_by["losses"]  # one per step each
     if here == MANIFEST["made_by"]:
         for name, value in fresh.state_dict().items():
             assert torch.equal(value, shipped.state_dict()[name]), name
+        assert max(abs(a - b) for a, b in zip(ours, theirs, strict=True)) <= 5e-6
+    # notebook 8 runs the first 50 steps and compares them with the shipped losses
+    assert max(abs(a - b) for a, b in zip(ours[:50], theirs[:50], strict=True)) < 0.01
+    assert abs(sum(ours[-50:]) - sum(theirs[-50:])) / 50 < 0.05
     references = [entries[w] for w in test_words]
     rates = [pronunciations.error_rates(
         translator.greedy_decode(model, test_words, letters, phonemes)[0], references)

@@ -145,6 +145,22 @@ def test_train_is_deterministic_and_lowers_the_loss(vocab):
     assert seen == [range(6)]
 
 
+def test_stop_after_runs_the_first_steps_of_the_same_run(vocab):
+    """The first k steps of a run of num_steps, with its schedule and draws: the
+    same losses, bit for bit, as the whole run's first k."""
+    entries, letters, phonemes = vocab
+    args = dict(seed=3, num_steps=12, batch_size=4, lr=0.02, warmup=1)
+    _, whole = translator.train(WORDS, entries, letters, phonemes, **args)
+    seen = []
+    _, first = translator.train(WORDS, entries, letters, phonemes, stop_after=5,
+                                progress=lambda steps: seen.append(steps) or steps, **args)
+    assert first == whole[:5] and seen == [range(5)]
+    # a run of 5 steps decays its rate sooner: from its third update on, other losses
+    _, short = translator.train(WORDS, entries, letters, phonemes,
+                                **(args | dict(num_steps=5)))
+    assert short[:3] == whole[:3] and short != first
+
+
 def test_train_draws_the_words_that_draws_gives_with_repeats(vocab, monkeypatch):
     entries, letters, phonemes = vocab
     fed, make_batch = [], pronunciations.make_batch
@@ -175,7 +191,10 @@ def test_draws_names_a_bad_argument(bad, match):
     (dict(words=[]), ValueError, "words must hold"),
     (dict(batch_size=0), ValueError, "batch_size"),
     (dict(seed=1.5), TypeError, "seed"),
-    (dict(num_steps=0), ValueError, "num_steps")])
+    (dict(num_steps=0), ValueError, "num_steps"),
+    (dict(stop_after=0), ValueError, "stop_after must be a positive int"),
+    (dict(stop_after=2.0), TypeError, "stop_after must be a positive int"),
+    (dict(stop_after=4), ValueError, r"stop_after must be at most num_steps \(3\), got 4")])
 def test_train_names_a_bad_argument(vocab, bad, error, match):
     entries, letters, phonemes = vocab
     args = dict(words=WORDS, entries=entries, letters=letters, phonemes=phonemes,
@@ -277,7 +296,7 @@ def ship(folder, vocab, seeds, words=WORDS):
                                       pronunciations.MAX_LETTERS, translator.target_len(entries))
         torch.save(model.state_dict(), folder / f"seed_{seed}.pt")
         records[str(seed)] = {"file": f"seed_{seed}.pt", "fingerprint": translator.fingerprint(
-            words, entries, letters, phonemes)}
+            words, entries, letters, phonemes), "losses": [3.5 - seed, 2.0]}
     made_by = {"torch": "9.9", "capability": "TEST"}
     (folder / "weights.json").write_text(json.dumps({
         "made_by": made_by, "training": {"num_steps": 12}, "seeds": records}))
@@ -308,7 +327,7 @@ def test_trained_loads_the_shipped_weights_of_its_seed(tmp_path, vocab, no_train
         model, made_by = translator.trained(WORDS, entries, letters, phonemes, seed=seed,
                                             folder=tmp_path)
         assert made_by == {"seed": seed, "shipped": True, "num_steps": 12, "torch": "9.9",
-                           "capability": "TEST"}
+                           "capability": "TEST", "losses": [3.5 - seed, 2.0]}
         assert not model.training
         for name, value in model.state_dict().items():
             assert torch.equal(value, states[seed][name]), name
@@ -320,7 +339,8 @@ def test_trained_trains_a_seed_or_data_it_has_no_weights_for(tmp_path, vocab, no
     ship(tmp_path, vocab, [0])
     assert translator.trained(WORDS, entries, letters, phonemes, seed=1,
                               folder=tmp_path) == ("trained here", {"seed": 1, "shipped": False,
-                                                                    "num_steps": 7})
+                                                                    "num_steps": 7,
+                                                                    "losses": [0.0] * 7})
     other_words = WORDS[:-1]  # other data, shipped seed: trained too
     assert translator.trained(other_words, entries, letters, phonemes, seed=0,
                               folder=tmp_path)[0] == "trained here"

@@ -223,8 +223,9 @@ LIVE_CELLS = {
         "only the new token, and the outputs agree."),
     "live-training": (
         "Training the translator",
-        "Let the loss fall while you draw the wiring: causal self-attention over the "
-        "phonemes so far, cross-attention from the phonemes to the letters."),
+        "Run the warm-up's 50 steps live, then load the whole run; while the loss falls, "
+        "draw the wiring: causal self-attention over the phonemes so far, cross-attention "
+        "from the phonemes to the letters."),
     "live-head-lab": (
         "The head lab: a word of the class's choice, heads switched off",
         "Let the class pick a word and switch heads off: what changes in the pronunciation "
