@@ -1,6 +1,12 @@
 """Seconds each chapter notebook takes in a fresh kernel: kernel start, imports, own work.
 
     python benchmarks/notebook_times.py [NOTEBOOK...]   # default: the chapter notebooks
+    python benchmarks/notebook_times.py --runs 3         # each notebook 3 times, the median
+
+Each kernel computes as a 2-core AVX2 laptop's would (``EMULATION``: ATen's AVX2 kernels,
+MKL's AVX2 code paths, one thread) unless ``--native``; the table at the end converts its
+totals to such a CPU with ``report.COLAB_RATIO`` (or ``--ratio``) and holds them to
+``report.NOTEBOOK_BUDGET_S`` and ``report.CHAPTER_BUDGET_S``.
 
 Each notebook is read into memory and executed with nbclient in a fresh ``python3``
 kernel (the venv's), with a throw-away copy of its folder as the working directory, so
@@ -35,6 +41,12 @@ import book  # noqa: E402  (tools/book.py: which notebooks, clearing outputs)
 
 for _key, _value in (("JUPYTER_PLATFORM_DIRS", "1"), ("PYDEVD_DISABLE_FILE_VALIDATION", "1")):
     os.environ.setdefault(_key, _value)
+
+#: The kernel's environment on an AVX-512 machine that stands in for a 2-core AVX2 CPU:
+#: the instruction set is capped (the clock is not: ``report.COLAB_RATIO`` converts), and
+#: one thread, as ``make test`` runs the notebooks.
+EMULATION = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_ENABLE_INSTRUCTIONS": "AVX2",
+             "OMP_NUM_THREADS": "1"}
 
 
 def import_statements(nb):
@@ -72,8 +84,9 @@ def run_imports(client, code):
         raise RuntimeError(f"the imports failed: {content.get('ename')}: {content.get('evalue')}")
 
 
-def time_notebook(path, workdir=None):
-    """Run the notebook at ``path`` in a fresh kernel; return its timings in seconds."""
+def time_notebook(path, workdir=None, env=None):
+    """Run the notebook at ``path`` in a fresh kernel, with ``env`` added to this process's
+    environment (e.g. ``EMULATION``); return its timings in seconds."""
     path = pathlib.Path(path)
     nb = book.clear_outputs(book.read(path))
     imports = import_statements(nb)
@@ -85,7 +98,7 @@ def time_notebook(path, workdir=None):
         start = time.perf_counter()
         # The kernel's own stderr (ipykernel's notice about TCP transport) is dropped;
         # errors in cells still arrive as messages and raise CellExecutionError.
-        with client.setup_kernel(stderr=subprocess.DEVNULL):
+        with client.setup_kernel(stderr=subprocess.DEVNULL, env={**os.environ, **(env or {})}):
             client.wait_for_reply(client.kc.kernel_info())
             kernel_ready = time.perf_counter()
             if imports:
@@ -109,12 +122,37 @@ def time_notebook(path, workdir=None):
     }
 
 
+def median_run(runs):
+    """The run whose total is the median (the lower middle one for an even count)."""
+    return sorted(runs, key=lambda run: run["total_s"])[(len(runs) - 1) // 2]
+
+
 def main(argv=None):
+    import report  # benchmarks/report.py: budgets, the conversion, the table
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*")
+    parser.add_argument("--runs", type=int, default=1,
+                        help="times to run each notebook; the run of median total counts")
+    parser.add_argument("--native", action="store_true",
+                        help="this CPU's own kernels and threads, not the AVX2 emulation")
+    parser.add_argument("--ratio", type=float, default=report.COLAB_RATIO,
+                        help="seconds on a 2-core AVX2 CPU per second here "
+                             f"(default {report.COLAB_RATIO:g})")
     args = parser.parse_args(argv)
+    if args.runs < 1 or args.ratio <= 0:
+        parser.error(f"--runs must be at least 1 and --ratio positive, got {args.runs} "
+                     f"and {args.ratio}")
+    env = None if args.native else EMULATION
+    results = []
     for path in args.notebooks or book.chapter_notebooks():
-        print(json.dumps(time_notebook(path)))
+        runs = [time_notebook(path, env=env) for _ in range(args.runs)]
+        for run in runs:
+            print(json.dumps(run), flush=True)
+        results.append(median_run(runs))
+    if not args.native:
+        print()
+        print(report.notebook_table(results, args.ratio))
     return 0
 
 

@@ -191,7 +191,7 @@ def run_notebooks(paths, log):
     results = []
     for path in paths:
         try:
-            result = notebook_times.time_notebook(path)
+            result = notebook_times.time_notebook(path, env=notebook_times.EMULATION)
         except Exception as error:  # a failing notebook is reported, not fatal
             # CellExecutionError's message ends with the cell's own error, in colour
             last = (re.sub(r"\x1b\[[0-9;]*m", "", str(error)).strip().splitlines() or [""])[-1]

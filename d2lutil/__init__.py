@@ -31,15 +31,33 @@ Modules, one per concern:
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
   ``solution``); the questions of notebook NN are in ``d2lutil.exercises.nbNN``.
 
-All but the first three are imported on demand: ``from d2lutil import tasks``.
+All but the first two are imported on demand: ``from d2lutil import tasks``; the
+names ``plot_lines``, ``show_heatmaps`` and ``use_chapter_style`` import
+``d2lutil.plotting`` (and matplotlib) when first used.
 
 ``d2lutil`` needs only torch, numpy and matplotlib; it never imports d2l or
 torchvision, so importing it costs little more than importing torch.
 """
 
 from .attention import DotProductAttention, KVCache, MultiHeadAttention, masked_softmax
-from .plotting import plot_lines, show_heatmaps, use_chapter_style
 from .shapes import check_shape
+
+#: Imported on first use, from ``d2lutil.plotting``: matplotlib's pyplot costs a notebook
+#: without figures (8 and 10) about a third of a second of a 2-core laptop's time.
+_PLOTTING = ("plot_lines", "show_heatmaps", "use_chapter_style")
+
+
+def __getattr__(name):
+    if name in _PLOTTING:
+        from . import plotting
+
+        return getattr(plotting, name)
+    raise AttributeError(f"module 'd2lutil' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_PLOTTING})
+
 
 __all__ = [
     "DotProductAttention",

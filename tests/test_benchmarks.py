@@ -99,12 +99,31 @@ def test_markdown_report(fused_factor):
         rows = [line for line in table.splitlines() if line.startswith("|")]
         if rows:
             assert len({row.count("|") for row in rows}) == 1, table
-    assert "| (8, 512, 256, 8) |" in text and "01_x.ipynb | 1.0 | 2.0 | 3.0 | 6.0 | 15 |" in text
+    assert "| (8, 512, 256, 8) |" in text
+    assert "01_x.ipynb | 1.0 | 2.0 | 3.0 | 6.0 | 12.0 | 15 | yes |" in text
     assert "| all |" not in text  # no chapter total when a notebook failed
     assert "failed: CellExecutionError: boom" in text
     assert "With padding" in text and "the same with valid_lens" in text
     loop_lines = [line for line in text.splitlines() if line.startswith("- loop over heads")]
     assert len(loop_lines) == 2 and "x3.00 torch's time" in loop_lines[1]
+
+
+def test_notebook_table_converts_to_a_2_core_avx2_cpu_and_holds_each_to_its_budget():
+    notebooks = [{"notebook": f"{n}_x.ipynb", "kernel_start_s": 0.5, "imports_s": 2.0,
+                  "work_s": total - 2.5, "total_s": total, "slowest_cells": []}
+                 for n, total in (("01", 7.5), ("08", 13.0))]
+    rows = report.notebook_table(notebooks, ratio=2.0).splitlines()
+    assert rows[2].startswith("| 01_x.ipynb |") and "| 7.5 | 15.0 | 15 | yes |" in rows[2]
+    assert "| 13.0 | 26.0 | 25 | **no** |" in rows[3]  # notebook 8's budget is 25 s
+    assert rows[4].startswith("| all |") and "| 20.5 | 41.0 | 110 | yes |" in rows[4]
+    assert "| 20.5 | 61.5 | 110 | yes |" in report.notebook_table(notebooks, ratio=3.0)
+    assert "(x3), s" in report.notebook_table(notebooks, ratio=3.0).splitlines()[0]
+
+
+def test_median_run_is_the_run_of_median_total():
+    runs = [{"total_s": t} for t in (9.0, 7.0, 8.0, 30.0)]
+    assert notebook_times.median_run(runs) == {"total_s": 8.0}
+    assert notebook_times.median_run(runs[:3]) == {"total_s": 8.0}
 
 
 def test_plot_writes_a_png(tmp_path):
