@@ -243,6 +243,8 @@ def edit_distance(predicted, reference):
     """Levenshtein distance between two sequences: the fewest substitutions,
     insertions and deletions that turn ``predicted`` into ``reference``."""
     predicted, reference = list(predicted), list(reference)
+    if predicted == reference:  # about half of a model's words: no table needed
+        return 0
     previous = list(range(len(reference) + 1))
     for i, p in enumerate(predicted, start=1):
         current = [i]

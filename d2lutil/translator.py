@@ -150,7 +150,7 @@ def target_len(entries):
     """The longest pronunciation in entries (word -> phonemes), plus <eos>."""
     if not entries:
         raise ValueError("entries must hold at least one word")
-    return max(len(p) for p in entries.values()) + 1
+    return max(map(len, entries.values())) + 1
 
 
 def sequence_loss(logits, target, target_valid_lens, per_word=False):
