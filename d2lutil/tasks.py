@@ -311,15 +311,30 @@ class CopyBothModel(nn.Module):
         return self.readout(attended)
 
 
+def _check_solved_below(solved_below):
+    """A loss threshold: a finite number >= 0 (0 never stops training early)."""
+    if isinstance(solved_below, bool) or not isinstance(solved_below, (int, float)):
+        raise TypeError("solved_below must be a number >= 0, "
+                        f"got {type(solved_below).__name__}")
+    if not 0 <= solved_below < float("inf"):
+        raise ValueError(f"solved_below must be a finite number >= 0, got {solved_below!r}")
+
+
 def train_copy_both(num_heads, num_hiddens=16, seed=0, num_steps=600,
-                    batch_size=64, lr=0.01, n=8, m=8):
-    """A CopyBothModel trained on fresh batches of the copy-both task."""
+                    batch_size=64, lr=0.01, n=8, m=8, solved_below=1e-4):
+    """A CopyBothModel trained on fresh batches of the copy-both task.
+
+    It stops after ``num_steps`` steps, or earlier, once the loss of a fresh
+    batch is below ``solved_below`` (0: never).
+    """
     check_seed(seed)
     check_positive_int("num_steps", num_steps)
+    _check_solved_below(solved_below)
     torch.manual_seed(seed)  # the initial parameters
     model = CopyBothModel(num_hiddens, num_heads, num_positions=n,
                           value_size=m)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    # fused: one operation updates every parameter
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr, fused=True)
     loss_fn = nn.MSELoss()
     # a seeded stream of fresh batches
     batches = torch.Generator().manual_seed(seed)
@@ -327,6 +342,8 @@ def train_copy_both(num_heads, num_hiddens=16, seed=0, num_steps=600,
         values, targets = sample_sequence_copy(batch_size, n, m,
                                                generator=batches)
         loss = loss_fn(model(values), targets)
+        if loss.item() < solved_below:  # on a batch it has not seen
+            break
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -132,9 +132,38 @@ def test_train_copy_both_is_seeded_and_learns():
     assert after < 0.8 * before
 
 
+def test_train_copy_both_stops_once_a_fresh_batch_is_solved():
+    torch.manual_seed(0)
+    untrained = tasks.CopyBothModel(16, 2)
+    # every batch's loss is below 10: stopped before the first step
+    stopped = tasks.train_copy_both(2, num_steps=40, solved_below=10.0)
+    for a, b in zip(untrained.parameters(), stopped.parameters(), strict=True):
+        assert torch.equal(a, b)
+    # 40 steps never reach 1e-4, and 0 never stops: both take all 40 steps
+    never = tasks.train_copy_both(2, num_steps=40, solved_below=0)
+    default = tasks.train_copy_both(2, num_steps=40)
+    for a, b in zip(never.parameters(), default.parameters(), strict=True):
+        assert torch.equal(a, b)
+
+
+def test_train_copy_both_solves_the_task_and_stops_early():
+    # stopped by the first fresh batch whose loss is below 1e-4
+    model = tasks.train_copy_both(2)
+    values, targets = tasks.sample_sequence_copy(256, generator=5)
+    with torch.no_grad():
+        error = tasks.relative_squared_error(model(values).reshape(-1, 16),
+                                             targets.reshape(-1, 16))
+    assert error < 1e-3
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"num_steps": 0}, ValueError, "num_steps must be a positive int, got 0"),
     ({"seed": "0"}, TypeError, "seed must be an int, got str"),
+    ({"solved_below": -1e-4}, ValueError, "solved_below must be a finite number >= 0"),
+    ({"solved_below": float("nan")}, ValueError, "solved_below must be a finite number"),
+    ({"solved_below": float("inf")}, ValueError, "solved_below must be a finite number"),
+    ({"solved_below": None}, TypeError, "solved_below must be a number >= 0, got NoneType"),
+    ({"solved_below": True}, TypeError, "solved_below must be a number >= 0, got bool"),
 ])
 def test_train_copy_both_rejects_bad_arguments(kwargs, error, message):
     with pytest.raises(error, match=message):

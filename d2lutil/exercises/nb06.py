@@ -72,15 +72,15 @@ ex2 = Exercise(
         "notebook's prediction turns that count into a lower bound on the error.",
         "The bound is reached when the kept heads' numbers are independent: if all eight "
         "heads together reach an error near 0, any subset of them is. Check your "
-        "prediction with the notebook's `refit_errors` on the model trained for 800 "
-        "steps (`train(num_heads=8, num_steps=800)`), for a few subsets of each size.",
+        "prediction with the notebook's `refit_errors` on the model trained for at most "
+        "800 steps (`train(num_heads=8, num_steps=800)`), for a few subsets of each size.",
     ],
     solution=(
         "$s$ heads of width 2 hand on $2s$ of the 16 numbers an output needs, so the "
         "refitted error is at least $1 - s/8$; since all eight together reach 0, any "
         "$2s$ of their numbers are independent and every subset of $s$ heads leaves "
-        "exactly $1 - s/8$: 0.875, 0.75, ..., 0. Trained for 800 steps, all 255 subsets "
-        "land within 0.01 of it. See `solutions/06_solutions.ipynb`."),
+        "exactly $1 - s/8$: 0.875, 0.75, ..., 0. Trained for at most 800 steps, all 255 "
+        "subsets land within 0.01 of it. See `solutions/06_solutions.ipynb`."),
     points=2,  # a derivation (the rank bound for s heads), checked by training
 )
 
