@@ -126,6 +126,31 @@ def test_median_run_is_the_run_of_median_total():
     assert notebook_times.median_run(runs[:3]) == {"total_s": 8.0}
 
 
+def test_time_notebook_runs_its_kernel_under_the_emulation(tmp_path, monkeypatch):
+    """The kernel gets EMULATION's variables (the conversion to a 2-core AVX2 CPU assumes
+    them), and only when asked: without env it inherits this process's environment."""
+    checks = "\n".join(f"assert os.environ.get({k!r}) == {v!r}, {k!r}"
+                        for k, v in notebook_times.EMULATION.items())
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\n" + checks)])
+    path = tmp_path / "notebooks" / "01_x.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    result = notebook_times.time_notebook(path, env=notebook_times.EMULATION)
+    assert result["import_lines"] == ["import os"] and result["notebook"] == "01_x.ipynb"
+    assert result["total_s"] >= result["work_s"] > 0
+    for key in notebook_times.EMULATION:
+        monkeypatch.delenv(key, raising=False)
+    with pytest.raises(Exception, match="ATEN_CPU_CAPABILITY|OMP_NUM_THREADS|MKL"):
+        notebook_times.time_notebook(path)
+
+
+def test_notebook_times_names_a_bad_count_or_ratio(capsys):
+    for argv in (["--runs", "0"], ["--ratio", "-1"]):
+        with pytest.raises(SystemExit):
+            notebook_times.main(argv)
+        assert "--runs must be at least 1 and --ratio positive" in capsys.readouterr().err
+
+
 def test_plot_writes_a_png(tmp_path):
     path = tmp_path / "bench.png"
     report.plot(fake_results(1.0), path)
