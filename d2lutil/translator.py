@@ -349,10 +349,10 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     first pronunciations, ``split_words(entries, NUM_TEST, seed=s)`` and
     ``train(train_words, entries, letters, phonemes, seed=s)`` on one thread.
     Writes ``seed_<s>.pt`` (the float32 state dict) and ``weights.json``
-    (each file's seed, data ``fingerprint``, test words and training losses, the
-    torch version and the
-    CPU capability; the other seeds it lists are kept if the same torch
-    version and capability made them). Returns the path of ``weights.json``.
+    (each file's seed, data ``fingerprint``, test words and training losses,
+    the torch version and the CPU capability; the other seeds it lists are
+    kept if the same torch version and capability made them). Returns the
+    path of ``weights.json``.
     """
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
