@@ -61,6 +61,7 @@ from d2lutil.exercises.checkers import (
 )
 from d2lutil.exercises.core import Exercise, PartResult, Verdict
 from d2lutil.exercises.display import WIDTH, Message
+from d2lutil.exercises.variants import student
 
 __all__ = [
     "Exercise",
@@ -81,4 +82,5 @@ __all__ = [
     "exception_type",
     "function",
     "WIDTH",
+    "student",
 ]

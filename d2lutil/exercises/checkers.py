@@ -11,6 +11,8 @@ exercise's declared mistakes through its check (tests/test_exercises_declared.py
 checker written in an exercise's module around one of these keeps the same (:func:`around`).
 """
 
+import sys
+
 import numpy as np
 
 from d2lutil.exercises.answers import (
@@ -41,6 +43,7 @@ class Raised:
 def _built_with(check, expected, mistakes=(), **more):
     """``check`` with ``expected``, ``mistakes`` and ``more`` as attributes (see above)."""
     check.expected, check.mistakes = expected, mistakes
+    check.kind = sys._getframe(1).f_code.co_name  # "number", "integer", ...: the builder
     for name, value in more.items():
         setattr(check, name, value)
     return check
@@ -115,14 +118,24 @@ def integer(expected, *, mistakes=(), what="count"):
 
 
 def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
-                  mistakes=()):
+                  mistakes=(), read=None, name_shape=True):
     """A checker for an array of numbers (list, tuple, NumPy array or tensor).
 
     The shape must be ``expected``'s (extra axes of length 1 are allowed). With
     ``any_order`` the numbers may come in any order. With ``keys`` (one per number of a
     1-D ``expected``, e.g. the values of d) the answer may also be a dict with exactly
-    those keys. ``mistakes``: (wrong array, message).
+    those keys. ``mistakes``: (wrong array, message). ``read`` names a reader of
+    d2lutil.exercises.readers that reads other right forms first (True/False, a mask that
+    broadcasts). ``name_shape=False``: a wrong shape's message does not say the right one
+    (when the shape is the answer to another part).
     """
+    reader = None
+    if read is not None:
+        from d2lutil.exercises import readers
+
+        if read not in readers.__all__:
+            raise ValueError(f"read must be one of {readers.__all__}, got {read!r}")
+        reader = getattr(readers, read)
     expected = np.asarray(expected, dtype=float)
     if keys is not None and (expected.ndim != 1 or len(keys) != expected.size):
         raise ValueError(f"keys must give one key per number of a 1-D expected, got "
@@ -136,9 +149,12 @@ def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
                 raise Wrong(f"expected a dict with the keys {list(keys)}, got "
                             f"{list(answer)}")
             answer = [answer[k] for k in keys]
+        if reader is not None:
+            answer = reader(answer, expected.size)
         x = as_array(answer)
         if x.size != expected.size or np.squeeze(x).shape != np.squeeze(expected).shape:
-            raise Wrong(f"wrong shape: expected {tuple(expected.shape)}, got {tuple(x.shape)}")
+            raise Wrong(f"wrong shape: expected {tuple(expected.shape)}, got {tuple(x.shape)}"
+                        if name_shape else f"wrong shape: got {tuple(x.shape)}")
         x = x.reshape(expected.shape)
         want = expected
         if any_order:
@@ -166,7 +182,7 @@ def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
         raise Wrong(f"{bad} of {want.size} numbers are wrong{where}")
 
     return _built_with(check, expected, mistakes, atol=atol, rtol=rtol, any_order=any_order,
-                       keys=keys)
+                       keys=keys, read=read, name_shape=name_shape)
 
 
 _YES = {"yes", "true", "y"}
@@ -240,7 +256,7 @@ def exception_type(expected):
     return _built_with(check, expected)
 
 
-def function(reference, cases, *, result_checker, describe=repr):
+def function(reference, cases, *, result_checker, describe=repr, hidden=()):
     """A checker for a function the student writes: it must agree with ``reference``.
 
     ``cases`` is a list of argument tuples, or a function returning one (built only when
@@ -251,6 +267,10 @@ def function(reference, cases, *, result_checker, describe=repr):
     The checker also takes a :class:`CallResults` instead of a function (the results of
     calling it on the cases, computed elsewhere), and its ``cases()`` returns the list of
     cases to call it on.
+
+    ``hidden`` are more cases, judged only at grading (``graded()``, a checker of the
+    public and hidden cases together): a student's edition never holds them. Like
+    ``cases``, a list of argument tuples or a function returning one.
     """
     def all_cases():
         return list(cases() if callable(cases) else cases)
@@ -286,5 +306,14 @@ def function(reference, cases, *, result_checker, describe=repr):
             raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
                         f"{len(tried)} cases tried")
 
-    return _built_with(check, reference, cases=all_cases, result_checker=result_checker,
-                       describe=describe)
+    def graded():
+        """The checker that grading uses: the public cases, then the hidden ones."""
+        if not hidden:
+            return checker
+        return function(reference, lambda: all_cases() + list(
+            hidden() if callable(hidden) else hidden), result_checker=result_checker,
+            describe=describe)
+
+    checker = _built_with(check, reference, cases=all_cases, result_checker=result_checker,
+                          describe=describe, hidden=hidden, graded=graded)
+    return checker

@@ -2,11 +2,18 @@
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
+from d2lutil.exercises import variants
 from d2lutil.exercises.answers import NotAnswered, Wrong, is_placeholder
 from d2lutil.exercises.display import Message, say, show, spans
+
+PUBLIC_ONLY = ("the public checks pass; grading checks more cases that this notebook does "
+               "not hold")
+NO_ID = ("Your exercises depend on your student id: run the cell near the top that calls "
+         "student(...) with your id first.")
 
 
 class Verdict:
@@ -73,30 +80,113 @@ class Exercise:
     """
 
     def __init__(self, number, parts, *, hints, solution, open_part=None, points=None,
-                 rubric=None):
+                 rubric=None, variants=None, open_book=None, key=None):
         if not isinstance(number, int) or number < 1:
             raise ValueError(f"number must be a positive int, got {number!r}")
-        parts = list(parts)
-        for part in parts:
-            if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], str)
-                    and callable(part[1])):
-                raise TypeError(f"each part must be a (name, checker) pair, got {part!r}")
-        hints = list(hints)
-        if not hints or not all(isinstance(h, str) and h.strip() for h in hints):
-            raise ValueError("hints must be a non-empty list of non-empty strings")
+        self.number = number
+        self.key = key or f"{sys._getframe(1).f_globals.get('__name__', '?')}.ex{number}"
+        self.variants = _variants(variants, number)
+        if self.variants is None:
+            self._make_parts, self._make_hints = None, None
+            parts, hints = _parts(parts), _hints(hints, number)
+        else:
+            if not callable(parts):
+                raise TypeError(f"exercise {number} has variants, so parts must be a "
+                                "function of their values returning the parts, got "
+                                f"{type(parts).__name__}")
+            self._make_parts = parts
+            self._make_hints = hints if callable(hints) else None
+            parts = _parts(parts(**self.variants[0]))
+            hints = _hints(hints(**self.variants[0]) if callable(hints) else hints, number)
         if not isinstance(solution, str) or not solution.strip():
             raise ValueError("solution must be a non-empty string")
-        for i, hint in enumerate(hints, 1):
-            spans(hint, f"hint {i} of exercise {number}")
         spans(solution, f"the solution of exercise {number}")
-        self.number = number
-        self.parts = parts
-        self.hints = hints
+        self._book_parts, self._book_hints = parts, hints
+        self._built = {0: (parts, hints)}
         self._solution = solution
         self.open_part = open_part
         self.points = _points_per_part(points, len(parts))
         self.rubric = _rubric(rubric, open_part is not None or not parts, number)
+        self.open_book = _open_book(open_book, len(parts), number)
         self._next_hint = 1
+
+    # --- variants ---------------------------------------------------------------------
+
+    def variant(self, student_id=None):
+        """The variant in force: 0 (the book's) without variants or, in the book, without
+        an id; else the student's (see d2lutil.exercises.variants). None in the student
+        edition before an id is given."""
+        if self.variants is None:
+            return 0
+        student_id = student_id or variants.current_id()
+        if student_id is None:
+            return 0 if variants.EDITION == "book" else None
+        return variants.variant_index(self.key, len(self.variants), student_id)
+
+    def built(self, index):
+        """(parts, hints) of variant ``index`` (built once, then kept)."""
+        if index not in self._built:
+            if self.variants is None or not 0 <= index < len(self.variants):
+                count = 1 if self.variants is None else len(self.variants)
+                raise IndexError(f"index must be a variant of exercise {self.number}, 0 to "
+                                 f"{count - 1}, got {index!r}")
+            params = self.variants[index]
+            parts = _parts(self._make_parts(**params))
+            if [n for n, _ in parts] != [n for n, _ in self._book_parts]:
+                raise ValueError(f"variant {index} of exercise {self.number} names other "
+                                 "parts than the book's")
+            hints = (_hints(self._make_hints(**params), self.number)
+                     if self._make_hints else self._book_hints)
+            self._built[index] = (parts, hints)
+        return self._built[index]
+
+    @property
+    def parts(self):
+        """The parts, (name, checker) pairs, of the variant in force (the book's before an
+        id is given)."""
+        index = self.variant()
+        return self.built(0 if index is None else index)[0]
+
+    @property
+    def hints(self):
+        index = self.variant()
+        return self.built(0 if index is None else index)[1]
+
+    @property
+    def params(self):
+        """The values of the variant in force, a dict ({} without variants)."""
+        if self.variants is None:
+            return {}
+        index = self.variant()
+        return dict(self.variants[0 if index is None else index])
+
+    def values(self):
+        """Print the values of this exercise that the student's variant uses."""
+        if self.variants is None:
+            say(f"Exercise {self.number} is the same for everyone: it has no values of "
+                "your own.")
+            return
+        index = self.variant()
+        if index is None:
+            say(NO_ID)
+            return
+        shown = ", ".join(f"{k} = {_show(v)}" for k, v in self.variants[index].items())
+        book = ", ".join(f"{k} = {_show(v)}" for k, v in self.variants[0].items())
+        if index == 0:
+            say(f"Exercise {self.number} uses the book's values: {shown}.")
+        else:
+            say(f"Exercise {self.number}, your values: {shown} (where the text says "
+                f"{book}).")
+
+    def for_variant(self, index):
+        """Exercise ``index``'s variant as an exercise of its own, without variants (for
+        the grader and the student edition's build)."""
+        parts, hints = self.built(index)
+        copy = Exercise(self.number, parts, hints=hints, solution=self._solution,
+                        open_part=self.open_part, points=self.points,
+                        rubric=self.rubric or None, key=self.key)
+        copy.open_book = self.open_book
+        return copy
 
     @property
     def name(self):
@@ -141,13 +231,17 @@ class Exercise:
 
     def _check(self, answers):
         head = f"Exercise {self.number}"
+        if self.variant() is None:
+            return False, f"{head}: {NO_ID}"
         if self.open_ended:
             if not answers or all(is_placeholder(a) for a in answers):
                 return False, (f"{head} (open-ended) is not answered yet: write your "
                                "explanation in place of the ... (as a string), then run the "
                                f"cell again. {self.name}.hint() gives a hint.")
-            return False, (f"{head} is open-ended: no check can grade an explanation. Compare "
-                           f"yours with {self.name}.solution().")
+            return False, (f"{head} is open-ended: no check can grade an explanation. "
+                           + (f"Compare yours with {self.name}.solution()."
+                              if variants.EDITION == "book" else
+                              "Your instructor marks it."))
         if len(answers) != len(self.parts):
             names = ", ".join(name for name, _ in self.parts)
             dots = ", ".join(["..."] * len(self.parts))
@@ -163,10 +257,14 @@ class Exercise:
         correct = all(r == "correct" for r in results)
         if correct:
             message = f"{head}: correct."
+            if any(getattr(checker, "public_only", False) for _, checker in self.parts):
+                message = f"{head}: {PUBLIC_ONLY}."
             if self.open_part:
                 part = self.open_part[:1].upper() + self.open_part[1:]
-                message += (f" {part} is open-ended, so no check grades it: compare your "
-                            f"reasoning with {self.name}.solution().")
+                message += (f" {part} is open-ended, so no check grades it: "
+                            + (f"compare your reasoning with {self.name}.solution()."
+                               if variants.EDITION == "book" else
+                               "your instructor marks it."))
             return True, message
         if len(self.parts) == 1:  # one sentence: no "." after a "?" that ends it
             end = "" if results[0].endswith((".", "?", "!")) else "."
@@ -175,19 +273,21 @@ class Exercise:
                                 zip(self.parts, results, strict=True)]
         return False, "\n".join(lines) + "\n" + self._try_again().strip()
 
-    def check_part(self, index, answer):
+    def check_part(self, index, answer, checker=None):
         """Check the answer to part ``index`` (from 0, in the order of ``parts``) quietly.
 
         Prints nothing and never raises for any ``answer``; returns a :class:`PartResult`
         whose message is the one ``check`` shows for that part ("correct", "not answered
         yet", "not right yet: ...") and whose points are the part's points when correct,
-        else 0. A bad ``index`` is an IndexError that names it.
+        else 0. A bad ``index`` is an IndexError that names it. ``checker``, if given,
+        judges instead of the part's own (the grader's, with its hidden cases).
         """
         if isinstance(index, bool) or not isinstance(index, int) or not (
                 0 <= index < len(self.parts)):
             raise IndexError(f"index must be a part of exercise {self.number}, 0 to "
                              f"{len(self.parts) - 1}, got {index!r}")
-        name, checker = self.parts[index]
+        name, own = self.parts[index]
+        checker = own if checker is None else checker
         try:
             message = self._check_part(checker, answer)
         except Exception as error:  # an answer whose own methods fail: a message, no raise
@@ -250,6 +350,67 @@ class Exercise:
                          f"- {_count(points, 'point')}: {criterion}"
                          for points, criterion in self.rubric))
         show(Message(f"Exercise {self.number}, solution:", text))
+
+
+def _parts(parts):
+    parts = list(parts)
+    for part in parts:
+        if not (isinstance(part, tuple) and len(part) == 2 and isinstance(part[0], str)
+                and callable(part[1])):
+            raise TypeError(f"each part must be a (name, checker) pair, got {part!r}")
+    return parts
+
+
+def _hints(hints, number):
+    hints = list(hints)
+    if not hints or not all(isinstance(h, str) and h.strip() for h in hints):
+        raise ValueError("hints must be a non-empty list of non-empty strings")
+    for i, hint in enumerate(hints, 1):
+        spans(hint, f"hint {i} of exercise {number}")
+    return hints
+
+
+def _variants(given, number):
+    """``variants`` of ``Exercise``: None, or a list of at least 2 dicts with the same
+    keys (the book's values first), each value distinct from the book's somewhere."""
+    if given is None:
+        return None
+    items = [dict(v) if isinstance(v, dict) else v for v in given]
+    if len(items) < 2 or not all(isinstance(v, dict) and v for v in items):
+        raise ValueError(f"variants of exercise {number} must be a list of at least 2 "
+                         f"non-empty dicts (the book's values first), got {given!r}")
+    keys = list(items[0])
+    for v in items[1:]:
+        if list(v) != keys:
+            raise ValueError(f"every variant of exercise {number} must name the values "
+                             f"{keys}, got {list(v)}")
+        if v == items[0]:
+            raise ValueError(f"a variant of exercise {number} repeats the book's values "
+                             f"{v}: a student's variant must differ from the book's")
+    return items
+
+
+def _open_book(given, count, number):
+    """``open_book`` of ``Exercise``: {part index: why its answer is the same for
+    everyone}."""
+    given = dict(given or {})
+    for index, why in given.items():
+        if not (isinstance(index, int) and 0 <= index < count and isinstance(why, str)
+                and why.strip()):
+            raise ValueError(f"open_book of exercise {number} maps a part index (0 to "
+                             f"{count - 1}) to why it is the same for everyone, got "
+                             f"{index!r}: {why!r}")
+    return given
+
+
+def _show(value):
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_show(v) for v in value) + ")"
+    if isinstance(value, str):
+        return repr(value)
+    return str(value)
 
 
 def _count(number, noun):

@@ -169,7 +169,7 @@ def _departure(got, expected, atol, rtol):
     return None
 
 
-def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
+def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None, hidden=()):
     """A checker for a class with the book's multi-head attention interface.
 
     ``reference`` makes a correct module, ``reference(num_hiddens, num_heads, dropout,
@@ -178,6 +178,7 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
     The message names the first case that fails and the first stage that departs there;
     ``diagnose(answer)``, if given, adds a finer diagnosis when the class itself is at hand
     (not from a :class:`CallResults`), e.g. ``d2lutil.stages.first_departure``.
+    ``hidden`` are more cases, judged only at grading (``graded()``).
     """
     def all_cases():
         return list(cases() if callable(cases) else cases)
@@ -243,7 +244,14 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None):
         more = "" if given or diagnose is None else f"\n{diagnose(answer)}"
         raise Wrong(f"{message}; {count}{more}")
 
+    def graded():
+        if not hidden:
+            return check
+        return implementation(reference, lambda: all_cases() + list(
+            hidden() if callable(hidden) else hidden), atol=atol, rtol=rtol)
+
     check.cases, check.run, check.reference = all_cases, run, reference
+    check.hidden, check.graded = hidden, graded
     return check
 
 
@@ -301,7 +309,7 @@ def _empty(function):
                                                                     model.co_consts)
 
 
-def behaviour_test(bug, correct, *, seed=0):
+def behaviour_test(bug, correct, *, seed=0, hidden_seed=None, make=None):
     """A checker for a test the student writes: a function of ``make_module`` that must
     raise (fail) for a module with ``bug`` and return (pass) for every module of
     ``correct``, a list of classes with the book's interface.
@@ -311,10 +319,13 @@ def behaviour_test(bug, correct, *, seed=0):
     calls the test on a case and says "failed" (it raised) or "passed", with the library's
     behaviour tests refused; ``check`` takes the test or those results (a
     :class:`CallResults`) and never says which case holds the bug.
+
+    ``hidden_seed``: grading (``graded()``) calls the test in another order, which the
+    student never saw. ``make(cls)`` makes a case's ``make_module`` (default: a closure).
     """
     classes = [bug, *correct]
     order = torch.randperm(len(classes), generator=torch.Generator().manual_seed(seed))
-    makers = [(_maker(classes[i]),) for i in order.tolist()]
+    makers = [((make or _maker)(classes[i]),) for i in order.tolist()]
     expected = ["failed" if classes[i] is bug else "passed" for i in order.tolist()]
 
     def all_cases():
@@ -354,5 +365,11 @@ def behaviour_test(bug, correct, *, seed=0):
             raise Wrong(f"your test fails {correct_failed} of the {len(correct)} correct "
                         "modules: a correct module must pass")
 
+    def graded():
+        if hidden_seed is None:
+            return check
+        return behaviour_test(bug, correct, seed=hidden_seed, make=make)
+
     check.cases, check.run, check.verdicts = all_cases, run, expected
+    check.hidden, check.graded = hidden_seed is not None, graded
     return check

@@ -11,11 +11,7 @@ The worked solutions are ``notebooks/solutions/10_solutions.ipynb``.
 
 import torch
 
-from d2lutil.attention import MultiHeadAttention
-from d2lutil.bugs import LAYOUTS, RepeatNotInterleave
-
-from . import Exercise, function, numbers_close
-from .modules import Case, behaviour_test, implementation
+from . import Exercise, function, numbers_close, public
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -39,10 +35,24 @@ def _split_cases():
         [((2, 3, 8), 2), ((1, 5, 12), 3), ((3, 4, 8), 4), ((2, 2, 6), 3), ((1, 6, 16), 8)])]
 
 
+def _hidden_split_cases():
+    """Grading's cases: other shapes and head counts than the notebook's."""
+    return [(_tensor(50 + seed, *shape), h) for seed, (shape, h) in enumerate(
+        [((2, 5, 15), 5), ((4, 1, 6), 2), ((1, 7, 20), 4), ((3, 2, 9), 9)])]
+
+
+def _hidden_merge_cases():
+    return [(_tensor(60 + seed, *shape),) for seed, shape in enumerate(
+        [(2, 5, 3, 3), (4, 2, 1, 5), (1, 3, 7, 4), (3, 9, 2, 1)])]
+
+
 def _merge_cases():
     return [(_tensor(10 + seed, *shape),) for seed, shape in enumerate(
         [(2, 2, 3, 4), (1, 3, 5, 4), (3, 4, 4, 2), (2, 1, 2, 6), (1, 8, 6, 2)])]
 
+
+OPEN_BOOK = ("the answer is the lesson itself, the same for everyone; grading also judges it "
+             "on cases the notebook does not hold")
 
 MIXED = ("positions are mixed across heads: a reshape alone does not split the heads off "
          "(a head's block must hold its own features of every position); move the head "
@@ -61,36 +71,13 @@ def _merge_result(expected):
     return numbers_close(expected, atol=1e-6)
 
 
-def _lens_cases():
-    """num_hiddens = h * p for p in (2, 4) and h from 1 to 8: queries and keys of different
-    lengths, batches of 1 and 3, valid_lens per sequence, per query and none."""
-    cases = []
-    for p in (2, 4):
-        for h in range(1, 9):
-            cases.append(Case(h * p, h, 3 if (h + p) % 2 else 1, 2 + h % 3, 3 + (h + p) % 4,
-                              ("none", "sequence", "query")[(h + p) % 3], 100 * p + h))
-    return cases
-
-
-def _diagnose(cls):
-    """The stage comparison on a small instance of the student's class, or a note why not."""
-    from d2lutil import stages
-
-    try:
-        found = str(stages.first_departure(cls(8, 2, 0.0, bias=False)))
-    except Exception as error:  # a class the comparison cannot run: say so, never raise
-        return f"(the stage comparison could not run it: {type(error).__name__}: {error})"
-    return (f"The stage comparison (d2lutil.stages) on your class with num_hiddens = 8, "
-            f"num_heads = 2:\n{found}\n(end of the comparison)")
-
-
 ex1 = Exercise(
     1,
     [("split_heads(X, num_heads)", function(
-        _split, _split_cases, result_checker=_split_result,
+        _split, _split_cases, result_checker=_split_result, hidden=_hidden_split_cases,
         describe=lambda case: f"X of shape {tuple(case[0].shape)}, num_heads = {case[1]}")),
      ("merge_heads(X)", function(
-         _merge, _merge_cases, result_checker=_merge_result,
+         _merge, _merge_cases, result_checker=_merge_result, hidden=_hidden_merge_cases,
          describe=lambda case: f"X of shape {tuple(case[0].shape)}"))],
     hints=[
         "Split: first make the head axis with a reshape to (batch_size, length, num_heads, "
@@ -108,12 +95,12 @@ ex1 = Exercise(
         "positions: a shape check passes, a value check does not. See "
         "`solutions/10_solutions.ipynb`."),
     points=[2, 1],  # an implementation, 3 points, over its two functions
+    open_book={0: OPEN_BOOK, 1: OPEN_BOOK},
 )
 
 ex2 = Exercise(
     2,
-    [("your multi-head attention class", implementation(
-        MultiHeadAttention, _lens_cases, diagnose=_diagnose))],
+    [("your multi-head attention class", public.class_checker())],
     hints=[
         "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
         "products over head_size = num_hiddens / num_heads; mask the keys past "
@@ -131,12 +118,12 @@ ex2 = Exercise(
         "sqrt(num_hiddens) instead of sqrt(head_size), a mask the wrong way round or not "
         "broadcast over the heads, keys and values taken from the queries."),
     points=3,  # an implementation
+    open_book={0: OPEN_BOOK},
 )
 
 ex3 = Exercise(
     3,
-    [("your behaviour test", behaviour_test(RepeatNotInterleave, [MultiHeadAttention,
-                                                                  *LAYOUTS]))],
+    [("your behaviour test", public.test_checker())],
     hints=[
         "The bug gives head j of sequence i the valid length of another sequence. Which "
         "batch makes that visible? Several heads, and sequences of different lengths.",
@@ -153,4 +140,5 @@ ex3 = Exercise(
         "lengths cannot catch it (notebook 3's exercise 3). See "
         "`solutions/10_solutions.ipynb`."),
     points=3,  # an implementation (of a test)
+    open_book={0: OPEN_BOOK},
 )

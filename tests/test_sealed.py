@@ -1,0 +1,292 @@
+"""Student ids, variants and the sealed checkers of the student edition.
+
+d2lutil.exercises.variants picks each student's variant; d2lutil.exercises.sealed turns a
+checker into keyed hashes and back into a check. A sealed check must tell right from wrong
+as the book's checker does, with the same messages, at every tolerance edge the grid
+allows, and hold no right value.
+"""
+
+import json
+import math
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from d2lutil.exercises import (
+    Exercise,
+    Wrong,
+    checkers,
+    exception_type,
+    function,
+    integer,
+    number,
+    numbers_close,
+    sealed,
+    truth,
+    variants,
+    word,
+)
+
+KEY = bytes(range(16))
+
+
+def sealed_check(checker, tag="t"):
+    """The sealed form of ``checker``, through JSON as the wheel holds it."""
+    data = json.loads(json.dumps(sealed.seal(checker, KEY, tag)))
+    return sealed.checker_from(data, KEY, tag), data
+
+
+def verdict(check, answer):
+    try:
+        check(answer)
+    except Wrong as wrong:
+        return str(wrong)
+    return "right"
+
+
+# --- ids and variants ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bad", ["", " ", "a b", "-x", "x" * 65, "é1", "a/b", 12345, None])
+def test_a_bad_id_is_refused_naming_the_argument(bad):
+    with pytest.raises(ValueError, match="student_id must be"):
+        variants.check_id(bad)
+
+
+def test_the_id_cell_says_what_to_type_and_never_raises(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    variants.forget()
+    variants.student(...)
+    assert "in place of the ..." in capsys.readouterr().out
+    variants.student("not an id")
+    assert "Not a student id" in capsys.readouterr().out
+    assert variants.current_id() is None
+    variants.student(" s42 ")
+    assert variants.current_id() == "s42"
+    monkeypatch.setenv(variants.ENV, "grader1")  # the grader's id wins
+    assert variants.current_id() == "grader1"
+    variants.forget()
+
+
+def test_variants_are_stable_never_the_books_and_spread():
+    drawn = [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
+             for i in range(300)]
+    assert set(drawn) == {1, 2, 3}
+    assert min(drawn.count(v) for v in (1, 2, 3)) > 60
+    assert drawn == [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
+                     for i in range(300)]
+    other = [variants.variant_index("d2lutil.exercises.nb01.ex2", 4, f"s{i}")
+             for i in range(300)]
+    assert other != drawn  # each exercise draws on its own
+
+
+def _exercise():
+    return Exercise(1, lambda d: [("count", integer(4 * d * d + 4 * d))],
+                    hints=lambda d: [f"Count for d = {d}."], solution="4d^2 + 4d.",
+                    variants=[{"d": 256}, {"d": 128}, {"d": 320}], key="test.ex1")
+
+
+def test_an_exercise_with_variants_checks_the_students_values(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    variants.forget()
+    exercise = _exercise()
+    assert exercise.params == {"d": 256} and exercise.check(263168)  # the book's
+    monkeypatch.setenv(variants.ENV, "s1")
+    index = variants.variant_index("test.ex1", 3, "s1")
+    d = exercise.variants[index]["d"]
+    assert exercise.params == {"d": d} and exercise.hints == [f"Count for d = {d}."]
+    assert exercise.check(4 * d * d + 4 * d) and not exercise.check(263168)
+    capsys.readouterr()
+    exercise.values()
+    assert capsys.readouterr().out.startswith(f"Exercise 1, your values: d = {d} (where the "
+                                              "text says d = 256)")
+
+
+def test_without_an_id_the_student_edition_asks_for_one(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    monkeypatch.setattr(variants, "EDITION", "student")
+    variants.forget()
+    exercise = _exercise()
+    assert not exercise.check(263168)
+    assert "student(...)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([{"d": 1}], "at least 2"), ([{"d": 1}, {"e": 2}], "must name the values"),
+    ([{"d": 1}, {"d": 1}], "repeats the book's values")])
+def test_bad_variants_are_refused(bad, match):
+    with pytest.raises(ValueError, match=match):
+        Exercise(1, lambda d: [("x", integer(d))], hints=["h"], solution="s", variants=bad)
+
+
+# --- sealed checkers -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("expected, atol", [(0.2, 0.005), (2 / 3, 0.005), (-1.5, 0.01),
+                                            (0.0, 0.001), (123.456, 0.05)])
+def test_a_sealed_number_agrees_with_the_checker_inside_and_outside_its_tolerance(
+        expected, atol):
+    book = number(expected, atol=atol)
+    check, data = sealed_check(book)
+    for offset in np.linspace(-0.99, 0.99, 23) * atol:
+        assert verdict(check, expected + offset) == "right"
+    for offset in (1.3 * atol, -1.3 * atol, 5 * atol, 0.5):
+        assert verdict(check, expected + offset) != "right"
+    if expected:
+        assert repr(expected) not in json.dumps(data)
+        assert f"{expected:.3g}" not in json.dumps(data)
+
+
+def test_a_sealed_number_gives_the_mistakes_and_how_far_messages():
+    book = number(0.32, atol=0.005, mistakes=[(0.68, "the share explained, not left over")])
+    check, _ = sealed_check(book)
+    assert verdict(check, 0.681) == "the share explained, not left over"
+    assert verdict(check, 0.64) == "0.64 is too large by a factor of about 2"
+    assert verdict(check, -0.32) == "-0.32 is right in size but of the wrong sign"
+    assert verdict(check, 0.4) == "0.4 is not the right value"
+    assert verdict(check, "0.32").startswith("expected numbers, got a string")
+
+
+def test_a_sealed_relative_number_and_factor_estimate():
+    check, _ = sealed_check(number(1_277_952, rtol=1e-9))
+    assert verdict(check, 1_277_952) == "right" and verdict(check, 1_277_953) != "right"
+    estimate = number(300.0, factor=2)
+    check, _ = sealed_check(estimate)
+    assert verdict(check, 160) == "right" and verdict(check, 590) == "right"
+    assert verdict(check, 100) != "right" and verdict(check, 900) != "right"
+
+
+def test_a_sealed_integer_word_truth_and_exception():
+    check, data = sealed_check(integer(263168, mistakes=[(262144, "no biases")]))
+    assert verdict(check, 263168) == "right" and verdict(check, 263168.0) == "right"
+    assert verdict(check, 262144) == "no biases"
+    assert verdict(check, 263169) == "263169 is off by one"
+    assert verdict(check, 2.5) == "a count is a whole number, got 2.5"
+    assert "263168" not in json.dumps(data)
+    check, data = sealed_check(word("second", ["first", "second"],
+                                    mistakes=[("first", "the first term vanishes")]))
+    assert verdict(check, " Second ") == "right"
+    assert verdict(check, "first") == "the first term vanishes"
+    assert "second" not in json.dumps({k: v for k, v in data.items() if k != "choices"})
+    check, _ = sealed_check(truth(False, wrong_message="count again"))
+    assert verdict(check, "no") == "right" and verdict(check, True) == "count again"
+    check, data = sealed_check(exception_type(ValueError))
+    assert verdict(check, ValueError("x")) == "right" and "ValueError" not in json.dumps(data)
+    assert verdict(check, KeyError) == "KeyError is not what is raised"
+
+
+def test_a_sealed_array_judges_every_number_shape_keys_and_order():
+    expected = [0.875, 0.75, 0.625, 0.5]
+    book = numbers_close(expected, atol=0.01, keys=[1, 2, 3, 4],
+                         mistakes=[([0.125, 0.25, 0.375, 0.5], "that is the share kept")])
+    check, data = sealed_check(book)
+    assert verdict(check, [0.87, 0.755, 0.62, 0.5]) == "right"
+    assert verdict(check, {1: 0.875, 2: 0.75, 3: 0.625, 4: 0.5}) == "right"
+    assert verdict(check, [0.125, 0.25, 0.375, 0.5]) == "that is the share kept"
+    assert verdict(check, [0.875, 0.75, 0.6, 0.5]) == (
+        "1 of 4 numbers are wrong; the first at index [2]")
+    assert verdict(check, [1.875, 1.75, 1.625, 1.5]) == "every number is off by +1"
+    assert verdict(check, [1, 2]).startswith("wrong shape")
+    assert "0.875" not in json.dumps(data)
+    check, _ = sealed_check(numbers_close([3, 1, 2], any_order=True))
+    assert verdict(check, torch.tensor([1, 2, 3])) == "right"
+
+
+def test_a_sealed_function_keeps_its_public_cases_and_judges_their_results():
+    def reference(n, d):
+        return 4 * n * d * d
+
+    book = function(reference, [(2, 8), (3, 16)], hidden=[(5, 7)],
+                    result_checker=lambda e: number(e, rtol=1e-9),
+                    describe=lambda c: f"(n, d) = {c}")
+    check, data = sealed_check(book)
+    assert verdict(check, reference) == "right" and check.public_only
+    assert verdict(check, lambda n, d: 4 * n * d) .startswith("wrong for (n, d) = (2, 8)")
+    assert "(5, 7)" not in json.dumps(data) and "512" not in json.dumps(data)
+    assert len(book.graded().cases()) == 3  # grading adds the hidden case
+
+
+def test_a_custom_checker_cannot_be_sealed():
+    def custom(answer):
+        if answer != 3:
+            raise Wrong("no")
+
+    with pytest.raises(sealed.Unsealable):
+        sealed.seal(custom, KEY, "t")
+
+    @checkers.around(number(1.0, atol=0.1))
+    def wrapped(answer):
+        pass
+
+    with pytest.raises(sealed.Unsealable, match="custom checker around"):
+        sealed.seal(wrapped, KEY, "t")
+
+
+def test_another_key_gives_other_hashes():
+    data = sealed.seal(integer(263168), KEY, "t")
+    other = sealed.seal(integer(263168), os.urandom(16), "t")
+    assert data["ok"] != other["ok"]
+    assert math.isfinite(len(data["probes"]))
+
+
+def test_a_sealed_mask_reads_booleans_and_broadcasts_and_hides_its_shape():
+    mask = np.zeros((2, 1, 3, 4), dtype=bool)
+    mask[0, :, :, :2] = mask[1] = True
+    book = numbers_close(mask.astype(float), read="boolean_mask", name_shape=False,
+                         mistakes=[(~mask, "the opposite")])
+    check, data = sealed_check(book)
+    for answer in (mask, torch.tensor(mask), mask[:, :, :1]):
+        assert verdict(book, answer) == verdict(check, answer) == "right"
+    assert verdict(check, ~mask) == verdict(book, ~mask) == "the opposite"
+    assert verdict(check, np.ones((2, 1, 4, 3))) == "wrong shape: got (2, 1, 4, 3)"
+    assert verdict(book, np.ones((2, 1, 4, 3))) == "wrong shape: got (2, 1, 4, 3)"
+    assert data["shape"] is None and "3, 4" not in json.dumps(data)
+    assert verdict(check, mask[0]).startswith("a mask of shape (1, 3, 4) does not line up")
+
+
+# --- every exercise of the chapter: each part varies or is open-book ---------------------------
+
+def _chapter_exercises():
+    import importlib
+    import pkgutil
+    import re
+
+    from d2lutil import exercises as package
+
+    found = []
+    for info in pkgutil.iter_modules(package.__path__):
+        if re.fullmatch(r"nb\d\d", info.name):
+            module = importlib.import_module(f"d2lutil.exercises.{info.name}")
+            found += [(info.name, getattr(module, name)) for name in module.__all__]
+    return found
+
+
+@pytest.mark.parametrize("name, exercise", _chapter_exercises(),
+                         ids=[f"{n}.{e.name}" for n, e in _chapter_exercises()])
+def test_every_graded_part_varies_or_is_open_book(name, exercise):
+    """A part that varies: the book's right answer is wrong in every variant a student can
+    draw. An open-book part: the same answer is right in every variant. An exercise without
+    variants is open-book in every part."""
+    if not exercise.variants:
+        assert set(exercise.open_book) == set(range(len(exercise.parts))), (
+            f"{name}.{exercise.name} has no variants: every part must be open_book")
+        return
+    assert len(exercise.variants) >= 4  # the book's and at least three a student can draw
+    book_parts, _ = exercise.built(0)
+    for index in range(1, len(exercise.variants)):
+        student = exercise.for_variant(index)
+        for j, (_, checker) in enumerate(book_parts):
+            if not hasattr(checker, "expected") or getattr(checker, "kind", "") == "function":
+                assert j in exercise.open_book, (name, exercise.name, j)
+                continue
+            result = student.check_part(j, checker.expected)
+            if j in exercise.open_book:
+                assert result.correct, (name, exercise.name, index, j, result.message)
+            else:
+                assert not result.correct, (name, exercise.name, index, j)
+
+
+def test_students_mostly_draw_different_variants():
+    exercises = [e for _, e in _chapter_exercises() if e.variants]
+    same = sum(e.variant("s1001") == e.variant("s2002") for e in exercises)
+    assert same <= len(exercises) // 2
