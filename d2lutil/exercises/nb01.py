@@ -1,10 +1,14 @@
 """The exercises of notebook 01, "One Head, One Mixture", with their checks.
 
 ``ex1``: unequal variances (best split, its error, the even split's error);
-``ex2``: three positions, one head (the best error, whether it depends on the split);
+``ex2``: ``k`` positions, one head (the best error, whether it depends on the split);
 ``ex3``: one head's weights for a given query and keys, and the best error of its
 output on copy-both. All three are checked. The worked solutions are
 ``notebooks/solutions/01_solutions.ipynb``.
+
+Each exercise has variants (issue 35): the book's values first (``sigma = 2``, ``k = 3``,
+``d = 4`` with its query and key), then the values a student's id may pick. Every part
+whose answer depends on them is built from them, by formula; the others are open-book.
 
 Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
@@ -13,7 +17,9 @@ proof; the comment beside each ``points=`` says which rule gives each part its p
 
 import math
 
-from . import Exercise, Wrong, as_array, number, numbers_close, truth
+import numpy as np
+
+from . import Exercise, number, numbers_close, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -26,46 +32,68 @@ def _root(value):
                               "exercise asks for the relative squared error")
 
 
-def _best_split(answer):
-    split = as_array(answer).ravel()
-    if split.size != 2:
-        raise Wrong(f"a split is two weights (alpha_1, alpha_2), got {split.size} numbers")
-    if (split < -1e-9).any() or abs(split.sum() - 1) > 1e-3:
-        raise Wrong("the two weights of a head are not negative and sum to 1")
-    if abs(split[0] - 0.5) < 0.01:
-        raise Wrong("the even split is not the best once the variances differ")
-    if abs(split[0] - 1) < 0.01:
-        raise Wrong("that split does worse than the even one: compare the two one-hot "
-                    "limits")
-    if abs(split[0]) > 0.01:
-        raise Wrong("another split leaves a smaller error: try the extremes")
+def _apart(expected, mistakes, gap):
+    """``mistakes`` without those within ``gap`` of ``expected`` or of an earlier one (a
+    variant's formula may make two slips, or a slip and the answer, coincide)."""
+    kept = []
+    for value, message in mistakes:
+        if all(np.max(np.abs(np.subtract(value, other))) > gap
+               for other in [expected] + [v for v, _ in kept]):
+            kept.append((value, message))
+    return kept
 
 
-ex1 = Exercise(
-    1,
-    [("best split", _best_split),
-     ("its relative squared error", number(
-         0.2, atol=TOL, mistakes=[
-             (0.5, "0.5 is the answer for equal variances; with sigma = 2 the split matters"),
-             (0.8, "0.8 is the error of the other one-hot split, or the share explained "
-                   "rather than the share left over"),
-             _root(0.2)])),
-     ("relative squared error of the even split", number(
-         0.32, atol=TOL, mistakes=[
-             (0.5, "0.5 is the answer for equal variances; with sigma = 2 the split matters"),
-             (0.68, "0.68 is the share of the target explained, not the share left over"),
-             _root(0.32)]))],
-    hints=[
+# --- exercise 1: v_2 with standard deviation sigma -----------------------------------------
+
+def _explained(a1, a2, sigma):
+    """The share of the target 1 + sigma^2 that the best readout of a1 v1 + a2 v2 keeps."""
+    return (a1**2 + a2**2 * sigma**4) / (a1**2 + a2**2 * sigma**2) / (1 + sigma**2)
+
+
+def _ex1_parts(sigma):
+    best = (0.0, 1.0) if sigma > 1 else (1.0, 0.0)  # all on the larger variance
+    other = best[::-1]
+    best_error = 1 - _explained(*best, sigma)
+    even_error = 1 - _explained(0.5, 0.5, sigma)
+    equal = (0.5, f"that is the answer for equal variances; with sigma = {sigma:g} the "
+                  "split matters")
+    return [
+        ("best split", numbers_close(best, atol=0.01, mistakes=[
+            ((0.5, 0.5), "the even split is not the best once the variances differ"),
+            (other, "that split does worse than the even one: compare the two one-hot "
+                    "limits")])),
+        ("its relative squared error", number(
+            best_error, atol=TOL, mistakes=_apart(best_error, [
+                equal,
+                (1 - best_error, "that is the error of the other one-hot split, or the "
+                                 "share explained rather than the share left over"),
+                _root(best_error)], 2 * TOL))),
+        ("relative squared error of the even split", number(
+            even_error, atol=TOL, mistakes=_apart(even_error, [
+                equal,
+                (1 - even_error, "that is the share of the target explained, not the share "
+                                 "left over"),
+                _root(even_error)], 2 * TOL)))]
+
+
+def _ex1_hints(sigma):
+    return [
         "Work per coordinate. The best linear prediction of a target $t$ from the "
         r"mixture $m$ explains $\mathrm{Cov}(t, m)^2 / \mathrm{Var}(m)$ of it; add this "
         "up over the two targets $v_1$ and $v_2$.",
         r"With $m = a_1 v_1 + a_2 v_2$, $\mathrm{Var}(m) = a_1^2 + a_2^2 \sigma^2$, "
         r"$\mathrm{Cov}(v_1, m) = a_1$ and $\mathrm{Cov}(v_2, m) = a_2 \sigma^2$. The "
-        r"total variance of the target is $1 + \sigma^2 = 5$.",
+        rf"total variance of the target is $1 + \sigma^2 = {1 + sigma**2:g}$.",
         r"The explained share is a weighted average of 1 and $\sigma^2$ with weights "
         r"$a_1^2$ and $a_2^2 \sigma^2$: which split makes it largest? Check your numbers "
-        r"with `tasks.readout_errors` after scaling `values[:, 1]` by $\sigma$.",
-    ],
+        rf"with `tasks.readout_errors` after scaling `values[:, 1]` by $\sigma = {sigma:g}$.",
+    ]
+
+
+ex1 = Exercise(
+    1,
+    _ex1_parts,
+    hints=_ex1_hints,
     solution=(
         r"The readout explains $\frac{a_1^2 + a_2^2 \sigma^4}{a_1^2 + a_2^2 \sigma^2}$ "
         r"out of $1 + \sigma^2$, a weighted average of 1 and $\sigma^2 = 4$. It is "
@@ -75,28 +103,46 @@ ex1 = Exercise(
         "out and measured in `solutions/01_solutions.ipynb`."),
     points=[2, 1, 1],  # the best split, a derivation, 2; the two errors, one
     # computation from the same formula, 2, shared
+    # sigma < 1 in every student's variant: the best split is then (1, 0), never the
+    # book's (0, 1); and not 1/2, whose errors are the book's (sigma and 1/sigma give the
+    # same errors)
+    variants=[{"sigma": 2}, {"sigma": 0.25}, {"sigma": 0.4}, {"sigma": 0.6},
+              {"sigma": 0.75}],
 )
+
+
+# --- exercise 2: k positions, one head --------------------------------------------------------
+
+def _ex2_parts(k):
+    error = 1 - 1 / k
+    return [
+        ("best relative squared error", number(
+            error, atol=TOL, mistakes=_apart(error, [
+                (0.5, "that is the answer for two positions; with more, how many "
+                      "directions of the values does one mixture keep?"),
+                (1 / k, "that is the share one head keeps, not the share it loses"),
+                _root(error)], 2 * TOL))),
+        ("does it depend on the split?", truth(
+            False, wrong_message="compare a few splits by least squares: the error does "
+                                 "not move beyond sampling noise"))]
+
+
+def _ex2_hints(k):
+    return [
+        "Repeat the notebook's rotation argument: the mixture pins down the values' "
+        f"component along the direction of the weights $(a_1, \\ldots, a_{{{k}}})$, and "
+        "nothing else.",
+        f"Per coordinate the {k} values form a vector in {k} dimensions; one mixture fixes "
+        "one direction of it. The directions orthogonal to it are independent of it and "
+        "are lost. Measure with `tasks.readout_errors(split, value_size=16, "
+        f"num_train=20_000, num_test=20_000)` for splits of length {k}.",
+    ]
+
 
 ex2 = Exercise(
     2,
-    [("best relative squared error", number(
-        2 / 3, atol=TOL, mistakes=[
-            (0.5, "0.5 is the answer for two positions; with three, how many directions of "
-                  "the values does one mixture keep?"),
-            (1 / 3, "1/3 is the share one head keeps, not the share it loses"),
-            _root(2 / 3)])),
-     ("does it depend on the split?", truth(
-         False, wrong_message="compare a few splits by least squares: the error does not "
-                              "move beyond sampling noise"))],
-    hints=[
-        "Repeat the notebook's rotation argument: the mixture pins down the values' "
-        "component along the direction of the weights $(a_1, a_2, a_3)$, and nothing "
-        "else.",
-        "Per coordinate the three values form a vector in 3 dimensions; one mixture "
-        "fixes one of them. The other two directions are independent of it and are lost. "
-        "Measure with `tasks.readout_errors(split, value_size=16, num_train=20_000, "
-        "num_test=20_000)` for splits of length 3.",
-    ],
+    _ex2_parts,
+    hints=_ex2_hints,
     solution=(
         "One head sees one direction of $(v_{1i}, v_{2i}, v_{3i})$, along its weights; "
         "the two orthogonal directions, uncorrelated with it, are lost. So the best "
@@ -105,10 +151,13 @@ ex2 = Exercise(
         "alike. See `solutions/01_solutions.ipynb`."),
     points=[2, 1],  # the error, a derivation, 2; whether it depends on the split, read
     # off least squares for a few splits (a look-up), 1
+    variants=[{"k": 3}, {"k": 4}, {"k": 5}, {"k": 6}, {"k": 8}],
+    open_book={1: "the error never depends on the split, whatever k: the notebook's "
+                  "proposition"},
 )
 
-_WEIGHTS = [math.exp(2) / (math.exp(2) + 1), 1 / (math.exp(2) + 1)]  # softmax of (2, 0)
 
+# --- exercise 3: one head's weights ------------------------------------------------------------
 
 def _softmax(scores):
     """The softmax of a list of scores, as a list."""
@@ -116,30 +165,53 @@ def _softmax(scores):
     return [e / sum(exps) for e in exps]
 
 
-ex3 = Exercise(
-    3,
-    [("the head's weights (alpha_1, alpha_2)", numbers_close(
-        _WEIGHTS, atol=1e-3, mistakes=[
-            (_softmax([4, 0]), "the scores are divided by sqrt(d) before the softmax"),
-            (_softmax([1, 0]), "the scores are divided by sqrt(d), not by d"),
-            ([1.0, 0.0], "the weights are the softmax of the scores, not the scores "
-                         "normalised by their sum"),
-            (_WEIGHTS[::-1], "the larger weight goes to the key more like the query")])),
-     ("best relative squared error of its output", number(
-         0.5, atol=TOL, mistakes=[
-             (_WEIGHTS[1], "the error does not follow the weight on the other position: "
-                           "what does the notebook's proposition say for every split?"),
-             (math.sqrt(0.5), "this looks like the relative error, a square root; the "
-                              "exercise asks for the relative squared error"),
-             (0.0, "one mixture never gives back both values, however sharp the head")]))],
-    hints=[
-        r"Score each key by $\mathbf{q}^\top\mathbf{k}_i/\sqrt{d}$ with $d = 4$, then take the "
-        "softmax of the two scores (`torch.softmax`).",
-        "The scores are 2 and 0, so the weights are $e^2/(e^2 + 1)$ and $1/(e^2 + 1)$. "
-        "Whatever they are, the head hands on one mixture: check the error with "
+def _scores(d, q, k1):
+    """q.k_1 and q.k_2 (k_2 = 0), not yet scaled."""
+    return [float(sum(a * b for a, b in zip(q, k1, strict=True))), 0.0]
+
+
+_BOOK_WEIGHTS = _softmax([2, 0])  # the book's weights, for part 2's slip
+
+
+def _ex3_parts(d, q, k1):
+    raw = _scores(d, q, k1)
+    weights = _softmax([s / math.sqrt(d) for s in raw])
+    slips = [
+        (_softmax(raw), "the scores are divided by sqrt(d) before the softmax"),
+        (_softmax([s / d for s in raw]), "the scores are divided by sqrt(d), not by d"),
+        ([s / sum(raw) for s in raw], "the weights are the softmax of the scores, not the "
+                                      "scores normalised by their sum"),
+        (weights[::-1], "the larger weight goes to the key more like the query")]
+    return [
+        ("the head's weights (alpha_1, alpha_2)", numbers_close(
+            weights, atol=1e-3, mistakes=_apart(weights, slips, 2e-3))),
+        ("best relative squared error of its output", number(
+            0.5, atol=TOL, mistakes=[
+                (_BOOK_WEIGHTS[1], "the error does not follow the weight on the other "
+                                   "position: what does the notebook's proposition say for "
+                                   "every split?"),
+                (math.sqrt(0.5), "this looks like the relative error, a square root; the "
+                                 "exercise asks for the relative squared error"),
+                (0.0, "one mixture never gives back both values, however sharp the "
+                      "head")]))]
+
+
+def _ex3_hints(d, q, k1):
+    return [
+        r"Score each key by $\mathbf{q}^\top\mathbf{k}_i/\sqrt{d}$ with "
+        f"$d = {d}$, then take the softmax of the two scores (`torch.softmax`).",
+        r"The second key is $\mathbf{0}$, so its score is 0 and the weights are "
+        "$e^s/(e^s + 1)$ and $1/(e^s + 1)$, with $s$ the first key's score. Whatever "
+        "they are, the head hands on one mixture: check the error with "
         "`tasks.readout_errors(weights, value_size=16, num_train=20_000, "
         "num_test=20_000)`.",
-    ],
+    ]
+
+
+ex3 = Exercise(
+    3,
+    _ex3_parts,
+    hints=_ex3_hints,
     solution=(
         r"The scores are $\mathbf{q}^\top\mathbf{k}_1/\sqrt{4} = 4/2 = 2$ and "
         r"$\mathbf{q}^\top\mathbf{k}_2/\sqrt{4} = 0$, so the weights are "
@@ -150,4 +222,14 @@ ex3 = Exercise(
         "of the two values is lost. See `solutions/01_solutions.ipynb`."),
     points=[2, 1],  # a computation (the softmax of scaled scores), 2; a look-up of
     # the proposition for this split, 1
+    # k_2 = 0 in every variant; the first key's scaled score is 2 in the book's, 1.5,
+    # 2.5, sqrt(2) and 5/3 in the others
+    variants=[{"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 1]},
+              {"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 0]},
+              {"d": 4, "q": [2, 1, 1, 1], "k1": [1, 1, 1, 1]},
+              {"d": 8, "q": [1, 1, 1, 1, 1, 1, 1, 1], "k1": [1, 1, 1, 1, 0, 0, 0, 0]},
+              {"d": 9, "q": [1, 1, 1, 1, 1, 1, 1, 1, 1],
+               "k1": [1, 1, 1, 1, 1, 0, 0, 0, 0]}],
+    open_book={1: "1/2 for every head over two positions, whatever its weights: the "
+                  "notebook's proposition (k = 2, one head)"},
 )

@@ -1,11 +1,16 @@
 """The exercises of notebook 03, "Multi-Head Attention, Built Step by Step", with checks.
 
-``ex1``: parameters with biases at d = 256, and whether they depend on h;
+``ex1``: parameters with biases at d = 256 (the book's; a student's id picks another d),
+and whether they depend on h;
 ``ex2``: the FLOPs of cross-attention as a function ``(n, m, d, h)``;
 ``ex3``: the batches for which ``repeat`` agrees with ``repeat_interleave``, as a function
 of the batch's size, the heads and the number of different lengths (why a test with such
 a batch misses the bug is open-ended, with a rubric).
 The worked solutions are ``notebooks/solutions/03_solutions.ipynb``.
+
+Exercise 1's count has variants (issue 35): ``d`` is the book's 256, or the one a
+student's id picks, and the count is built from it. Exercises 2 and 3 ask for the lesson's
+rule as a function: they are open-book, and grading adds hidden cases.
 
 Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
@@ -20,30 +25,44 @@ from . import Exercise, function, integer, number, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 
-D = 256
+
+def _ex1_parts(d):
+    return [
+        ("parameters with bias=True", integer(
+            4 * d * d + 4 * d, what="count of parameters", mistakes=[
+                (4 * d * d, "that leaves out the biases: each of the four projections gains "
+                            "one"),
+                (4 * d * d + d, "each of the four projections has its own bias, not only "
+                                "W_o"),
+                (4 * d * d + 4 * d * 8, "a bias has one entry per output feature, "
+                                        "whatever h")])),
+        ("does it depend on h?", truth(
+            False, wrong_message="count again for two values of h: the heads only group the "
+                                 "features that the four d x d projections produce"))]
+
+
+def _ex1_hints(d):
+    return [
+        r"Each of the four projections $W_q$, $W_k$, $W_v$, $W_o$ is a $d \times d$ "
+        "matrix; `bias=True` gives each a bias vector. How long is a bias?",
+        f"Count with `cost.count_parameters(d2lutil.MultiHeadAttention({d}, h, bias=True, "
+        f"query_size={d}, key_size={d}, value_size={d}))` for $h$ = 1, 2, 4, 8.",
+    ]
+
 
 ex1 = Exercise(
     1,
-    [("parameters at d = 256 with bias=True", integer(
-        4 * D * D + 4 * D, what="count of parameters", mistakes=[
-            (4 * D * D, "that leaves out the biases: each of the four projections gains one"),
-            (4 * D * D + D, "each of the four projections has its own bias, not only W_o"),
-            (4 * D * D + 4 * D * 8, "a bias has one entry per output feature, whatever h")])),
-     ("does it depend on h?", truth(
-         False, wrong_message="count again for two values of h: the heads only group the "
-                              "features that the four d x d projections produce"))],
-    hints=[
-        r"Each of the four projections $W_q$, $W_k$, $W_v$, $W_o$ is a $d \times d$ "
-        "matrix; `bias=True` gives each a bias vector. How long is a bias?",
-        "Count with `cost.count_parameters(d2lutil.MultiHeadAttention(256, h, bias=True, "
-        "query_size=256, key_size=256, value_size=256))` for $h$ = 1, 2, 4, 8.",
-    ],
+    _ex1_parts,
+    hints=_ex1_hints,
     solution=(
         "Each projection gains a bias of length $d$, so the count is $4d^2 + 4d$ = "
         "263,168 at $d = 256$, for every $h$: the heads only group the output features "
         r"of the same four $d \times d$ projections. See `solutions/03_solutions.ipynb`."),
     points=[2, 1],  # the count, a computation, 2; whether it depends on h, read off
     # the count for two values of h (a look-up), 1
+    variants=[{"d": 256}, {"d": 128}, {"d": 192}, {"d": 384}, {"d": 512}],
+    open_book={1: "the count never depends on h, whatever d: the heads only group the "
+                  "features of the same four projections"},
 )
 
 
@@ -63,10 +82,12 @@ def _cross_flops(n, m, d, h):
 
 
 def _flops_checker(expected):
+    """A plain ``number`` of the count, with the self-attention count of the same case as
+    a slip (a plain int) where it differs."""
     slips = [] if expected.self_attention == expected else [
-        (expected.self_attention, "that is the self-attention count, 8nd^2 + 4n^2d: here "
-                                  "the keys and values have m rows, not n")]
-    return number(expected, rtol=1e-9, mistakes=slips)
+        (int(expected.self_attention), "that is the self-attention count, 8nd^2 + 4n^2d: "
+                                       "here the keys and values have m rows, not n")]
+    return number(int(expected), rtol=1e-9, mistakes=slips)
 
 
 ex2 = Exercise(
@@ -76,7 +97,9 @@ ex2 = Exercise(
         [(4, 9, 64, 1), (4, 9, 64, 8), (16, 3, 32, 2), (10, 10, 48, 4), (1, 7, 16, 16),
          (5, 2, 8, 1)],
         result_checker=_flops_checker,
-        describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case)))],
+        describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case),
+        hidden=[(3, 5, 128, 4), (7, 1, 16, 2), (1, 1, 8, 1), (12, 20, 96, 6),
+                (2, 15, 40, 5), (9, 9, 24, 3), (6, 4, 256, 8), (20, 7, 12, 12)]))],
     hints=[
         r"Count a multiply-add as 2 FLOPs: an $(a \times b)$ by $(b \times c)$ product "
         "costs $2abc$. The query and output projections act on $n$ rows, the key and "
@@ -91,6 +114,8 @@ ex2 = Exercise(
         "Total $4(n + m)d^2 + 4nmd$, with no $h$ in it; for $m = n$ it is $8nd^2 + 4n^2 "
         "d$. See `solutions/03_solutions.ipynb`."),
     points=2,  # a derivation (written as a function of n, m, d and h), 2
+    open_book={0: "the formula 4(n + m)d^2 + 4nmd is the lesson; grading also judges "
+                  "hidden shapes (n, m, d, h)"},
 )
 
 
@@ -120,7 +145,9 @@ ex3 = Exercise(
     [("expansions_agree(batch_size, num_heads, num_lengths)", function(
         _agree, _batches, result_checker=_agree_checker,
         describe=lambda case: "(batch_size, num_heads, num_lengths) = ({}, {}, {})".format(
-            *case)))],
+            *case),
+        hidden=[(5, 1, 3), (6, 2, 1), (1, 7, 1), (6, 3, 2), (8, 2, 8), (5, 5, 5),
+                (7, 6, 2), (8, 8, 1)]))],
     hints=[
         r"Row $i \cdot h + j$ of the folded batch is head $j$ of sequence $i$. Which "
         "length does `repeat_interleave` give it, and which does `repeat` give it?",
@@ -146,4 +173,6 @@ ex3 = Exercise(
         (1, "Says what a test needs instead: several heads, sequences of different "
             "lengths in one batch, and a comparison of values, not of shapes."),
     ],
+    open_book={0: "the rule (one sequence, one head or one length) is the lesson; grading "
+                  "also judges hidden batches of up to 8 sequences and 8 heads"},
 )

@@ -7,6 +7,11 @@ of a query with no valid key when ``bias=True``, predicted (a function of the mo
 check's modules refuse a forward pass). All three are checked. The worked solutions are
 ``notebooks/solutions/04_solutions.ipynb``.
 
+Exercises 1 and 2 have variants (issue 35): a student's batch size and length, and a
+student's module widths; their parts are built from those values (``_ex1_parts``,
+``_ex2_parts``). Exercise 3 is the same for everyone; its modules come from
+``d2lutil.exercises.cases``, and more of them, of other sizes, are judged at grading.
+
 Points follow the chapter's scale: 1 for a look-up (read a value off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
 proof; the comment beside each ``points=`` says which rule gives each part its points.
@@ -17,34 +22,43 @@ import torch
 
 from ..attention import MultiHeadAttention
 from . import Exercise, exception_type, function, integer, numbers_close, truth
+from .cases import refusing_attention
 
 __all__ = ["ex1", "ex2", "ex3"]
 
-BATCH_SIZE, NUM_STEPS = 3, 5
-_CAUSAL = [list(range(1, NUM_STEPS + 1))] * BATCH_SIZE
 
-ex1 = Exercise(
-    1,
-    [("causal valid_lens", numbers_close(_CAUSAL, mistakes=[
-        ([list(range(NUM_STEPS))] * BATCH_SIZE,
-         "query 1 may attend to itself, so it sees one key, not none"),
-        ([list(range(NUM_STEPS, 0, -1))] * BATCH_SIZE,
-         "the wrong way round: a later query sees more keys, not fewer")])),
-     ("non-zero weights per sequence", integer(
-         NUM_STEPS * (NUM_STEPS + 1) // 2, what="count of weights", mistakes=[
-             (NUM_STEPS * (NUM_STEPS - 1) // 2,
-              "that leaves out the diagonal: each query may attend to itself"),
-             (NUM_STEPS ** 2, "that counts every weight, those on future keys too"),
-             (BATCH_SIZE * NUM_STEPS * (NUM_STEPS + 1) // 2,
-              "that counts the whole batch; the question asks per sequence")]))],
-    hints=[
+def _ex1_parts(batch_size, T):
+    causal = [list(range(1, T + 1))] * batch_size
+    count = T * (T + 1) // 2
+    return [
+        ("causal valid_lens", numbers_close(causal, mistakes=[
+            ([list(range(T))] * batch_size,
+             "query 1 may attend to itself, so it sees one key, not none"),
+            ([list(range(T, 0, -1))] * batch_size,
+             "the wrong way round: a later query sees more keys, not fewer")])),
+        ("non-zero weights per sequence", integer(count, what="count of weights", mistakes=[
+            (T * (T - 1) // 2, "that leaves out the diagonal: each query may attend to "
+                               "itself"),
+            (T ** 2, "that counts every weight, those on future keys too"),
+            (batch_size * count, "that counts the whole batch; the question asks per "
+                                 "sequence")]))]
+
+
+def _ex1_hints(batch_size, T):
+    return [
         "With `valid_lens` of shape `(batch_size, num_queries)`, entry `[i, t]` says how "
         "many keys query $t$ of sequence $i$ may see. Causal: query $t$ (counting from "
         "1) sees keys 1 to $t$.",
-        "`torch.arange(1, 6).repeat(3, 1)` gives the lengths. Count the weights that may "
-        r"be non-zero: $1 + 2 + \dots + 5$, or count `(weights > 0)` after "
-        "`masked_softmax`.",
-    ],
+        f"`torch.arange(1, {T + 1}).repeat({batch_size}, 1)` gives the lengths. Count the "
+        rf"weights that may be non-zero: $1 + 2 + \dots + {T}$, or count `(weights > 0)` "
+        "after `masked_softmax`.",
+    ]
+
+
+ex1 = Exercise(
+    1,
+    _ex1_parts,
+    hints=_ex1_hints,
     solution=(
         "Each row of `valid_lens` is 1, 2, 3, 4, 5 (`torch.arange(1, T + 1).repeat(3, "
         "1)`, shape (3, 5)): query $t$ sees keys 1 to $t$. `masked_softmax` then puts 0 "
@@ -53,27 +67,66 @@ ex1 = Exercise(
         "`solutions/04_solutions.ipynb`."),
     points=[2, 1],  # the causal lengths, a computation, 2; the count, read off the
     # masked weights of that computation (a look-up), 1
+    # the book's 3 sequences of 5 tokens first; each other T changes both answers
+    variants=[{"batch_size": 3, "T": 5}, {"batch_size": 2, "T": 7},
+              {"batch_size": 4, "T": 6}, {"batch_size": 5, "T": 4},
+              {"batch_size": 2, "T": 9}],
 )
+
+
+def _ex2_parts(num_hiddens, num_heads, query_size, key_size, value_size):
+    d = num_hiddens
+    count = d * (query_size + key_size + value_size + d)  # W_q, W_k, W_v, W_o; no biases
+    kv = (f"width {key_size}" if key_size == value_size else
+          f"widths {key_size} and {value_size}")
+    queries = ("queries and the output have width" if query_size == d else
+               f"queries have width {query_size} and the output")
+    mistakes = [
+        (count + 4 * d, "that counts biases; the projections have none unless bias=True"),
+        (4 * d * d, f"keys and values have {kv} here, not {d}"),
+        (4 * d * key_size, f"{queries} {d}"),
+        (d * (query_size + key_size + value_size),
+         "that leaves out W_o, the output projection"),
+    ]
+    return [
+        ("parameters exist before the first call", truth(
+            True, wrong_message="only a projection whose input width is missing is lazy; "
+                                "here every width is given")),
+        ("number of parameters", integer(count, what="count of parameters",
+                                         mistakes=_distinct(mistakes, count))),
+        ("what keys of width 100 raise", exception_type(ValueError))]
+
+
+def _ex2_hints(num_hiddens, num_heads, query_size, key_size, value_size):
+    d = num_hiddens
+    maps = {}  # "W_q and W_o" map 100 to 100 ...: the projections grouped by input width
+    for name, width in (("W_q", query_size), ("W_o", d), ("W_k", key_size),
+                        ("W_v", value_size)):
+        maps.setdefault(width, []).append(f"${name[0]}_{name[2]}$")
+    said = ", ".join(f"{' and '.join(names)} map{'s' if len(names) == 1 else ''} {width} "
+                     f"to {d}" for width, names in maps.items())
+    return [
+        "A projection is an `nn.LazyLinear` only when its input width is `None`. Count "
+        "with `sum(p.numel() for p in attention.parameters())`.",
+        f"{said}, and there are no biases. For the last part call the "
+        "module inside `try`/`except` and look at `type(error)`.",
+    ]
+
+
+def _distinct(mistakes, right):
+    """``mistakes`` without those equal to the right answer or to an earlier mistake."""
+    kept, seen = [], {right}
+    for value, message in mistakes:
+        if value not in seen:
+            kept.append((value, message))
+            seen.add(value)
+    return kept
+
 
 ex2 = Exercise(
     2,
-    [("parameters exist before the first call", truth(
-        True, wrong_message="only a projection whose input width is missing is lazy; here "
-                            "every width is given")),
-     ("number of parameters", integer(
-         2 * 100 * 100 + 2 * 100 * 64, what="count of parameters", mistakes=[
-             (2 * 100 * 100 + 2 * 100 * 64 + 4 * 100,
-              "that counts biases; the projections have none unless bias=True"),
-             (4 * 100 * 100, "keys and values have width 64 here, not 100"),
-             (4 * 100 * 64, "queries and the output have width 100")])),
-     ("what keys of width 100 raise", exception_type(ValueError))],
-    hints=[
-        "A projection is an `nn.LazyLinear` only when its input width is `None`. Count "
-        "with `sum(p.numel() for p in attention.parameters())`.",
-        "$W_q$ and $W_o$ map 100 to 100, $W_k$ and $W_v$ map 64 to 100, and there are no "
-        "biases. For the last part call the module inside `try`/`except` and look at "
-        "`type(error)`.",
-    ],
+    _ex2_parts,
+    hints=_ex2_hints,
     solution=(
         "With every width given, no projection is lazy: the parameters exist at once. "
         r"$W_q$ and $W_o$ are $100 \times 100$, $W_k$ and $W_v$ $100 \times 64$: $2 "
@@ -82,23 +135,38 @@ ex2 = Exercise(
         "have width 64 ...\"). See `solutions/04_solutions.ipynb`."),
     points=[1, 1, 1],  # three look-ups (read off the module, its parameters and the
     # error it raises), 1 each: the most the scale gives a look-up
+    # the book's MultiHeadAttention(100, 5, query_size=100, key_size=64, value_size=64)
+    # first; no key_size is 100, so keys of width 100 raise in every variant
+    variants=[
+        {"num_hiddens": 100, "num_heads": 5, "query_size": 100, "key_size": 64,
+         "value_size": 64},
+        {"num_hiddens": 64, "num_heads": 4, "query_size": 64, "key_size": 32,
+         "value_size": 32},
+        {"num_hiddens": 96, "num_heads": 6, "query_size": 80, "key_size": 48,
+         "value_size": 40},
+        {"num_hiddens": 120, "num_heads": 8, "query_size": 120, "key_size": 80,
+         "value_size": 80},
+        {"num_hiddens": 80, "num_heads": 4, "query_size": 80, "key_size": 50,
+         "value_size": 30},
+    ],
+    open_book={
+        0: "every variant gives every input width, so no projection is lazy: the "
+           "parameters exist before the first call for everyone",
+        2: "keys of width 100 never fit a variant's W_k (no key_size is 100): every "
+           "module raises ValueError",
+    },
 )
 
 
-class _Sealed(MultiHeadAttention):
-    """The exercise's modules: a forward pass raises, so an answer must predict."""
-
-    def forward(self, *args, **kwargs):
-        raise RuntimeError("this module refuses a forward pass: predict its output from "
-                           "its parameters")
+def _public_modules():
+    """The modules the check passes to the student's function."""
+    return [(refusing_attention(16, 4, 0),), (refusing_attention(12, 3, 1),)]
 
 
-def _modules():
-    """Two small modules with biases, built without touching the caller's random state."""
-    with torch.random.fork_rng():
-        torch.manual_seed(0)
-        return [(_Sealed(d, h, bias=True, query_size=d, key_size=d, value_size=d),)
-                for d, h in ((16, 4), (12, 3))]
+def _hidden_modules():
+    """More modules, of other sizes and seeds, judged only at grading."""
+    return [(refusing_attention(d, h, seed),) for d, h, seed in (
+        (8, 2, 2), (20, 5, 3), (24, 6, 4), (32, 8, 5), (6, 1, 6), (16, 2, 7))]
 
 
 def _empty_query_output(attention):
@@ -119,12 +187,16 @@ def _empty_output_checker(expected):
                                   "survives weights that are all 0?")])
 
 
+def _describe(case):
+    num_hiddens, num_heads, seed = case[0].built_by[1]
+    return f"MultiHeadAttention({num_hiddens}, {num_heads}, bias=True), seed {seed}"
+
+
 ex3 = Exercise(
     3,
     [("empty_query_output(attention)", function(
-        _empty_query_output, _modules, result_checker=_empty_output_checker,
-        describe=lambda case: (f"MultiHeadAttention({case[0].num_hiddens}, "
-                               f"{case[0].num_heads}, bias=True)")))],
+        _empty_query_output, _public_modules, result_checker=_empty_output_checker,
+        describe=_describe, hidden=_hidden_modules))],
     hints=[
         "Follow an empty query through the module: its attention weights are all 0. What "
         "is each head's output, and what does $W_o$ make of it?",
@@ -139,4 +211,7 @@ ex3 = Exercise(
         "biases of $W_k$ and $W_v$ act on keys and values that get weight 0). See "
         "`solutions/04_solutions.ipynb`."),
     points=2,  # a derivation (follow an empty query through the module), 2
+    open_book={0: "the answer is the lesson itself, a function of the module "
+                  "(W_o's bias); it is judged on modules the student never saw at grading "
+                  "(hidden cases of other sizes and seeds)"},
 )

@@ -1,65 +1,109 @@
 """The exercises of notebook 08, "Spelling to Sound", with their checks.
 
-``ex1``: the row of "question" that predicts ``CH``: how many keys its causal
-self-attention sees and how many its cross-attention sees, and which letter, counted
-from the t, decides ``CH`` over ``SH`` (where a head would have to look for it, and why
-the model need not, is open-ended); ``ex2``: the token positions whose keys and values
-the decoder's self-attention projects while greedy decoding takes 11 steps, without a
-cache and with one; ``ex3``: a cross-attention whose lengths differ, for the batch
-["box", "knight"]: the shape of its weights, and the boolean mask (True = may attend)
-its ``valid_lens`` stand for, broadcast over the heads.
+``ex1``: the row of a -stion word said ``S CH AH N`` ("question" in the book) that
+predicts ``CH``: how many keys its causal self-attention sees and how many its
+cross-attention sees, and which letter, counted from the t, decides ``CH`` over ``SH``
+(where a head would have to look for it, and why the model need not, is open-ended);
+``ex2``: the token positions whose keys and values the decoder's self-attention projects
+while greedy decoding pronounces a word of ``num_phonemes`` phonemes (10 in the book, 11
+steps), without a cache and with one; ``ex3``: a cross-attention whose lengths differ,
+for a batch of two words, one with more phonemes than letters and one with fewer
+(["box", "knight"] in the book): the shape of its weights, and the boolean mask (True =
+may attend) its ``valid_lens`` stand for, broadcast over the heads.
 The worked solutions are ``notebooks/solutions/08_solutions.ipynb``.
+
+Each student gets a variant of each exercise (``variants``, the book's first; see
+d2lutil.exercises.variants): another word for ``ex1``, another length for ``ex2``,
+another pair of words for ``ex3``. The variants carry their words' pronunciations from
+the dictionary (``d2lutil.pronunciations``, checked by tests/test_exercises_nb08.py), so
+building a variant's checks reads no dictionary. Which letter decides ``CH`` (``ex1``'s
+third part) is the same for every such word: open-book.
 
 Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
 proof; several parts of one exercise may share its worth.
 """
 
+import json
+
 import numpy as np
 
-from . import Exercise, Wrong, integer, numbers_close
-from .checkers import around
+from . import Exercise, integer, numbers_close
 
 __all__ = ["ex1", "ex2", "ex3"]
 
-# Exercise 1: "question", K W EH S CH AH N, teacher forced. The decoder's input is
-# <bos> K W EH S CH AH N; row 4 predicts CH and reads S.
-_ROW = 4  # the row that predicts CH
-_LETTERS = len("question")
 
-ex1 = Exercise(
-    1,
-    [("keys the row's self-attention sees", integer(
-        _ROW + 1, what="count of keys", mistakes=[
-            (8, "that is every row of the word: the causal valid_lens hide the phonemes "
-                "the row is yet to predict"),
-            (_ROW, "the row's own input token is one of its keys: row t sees t + 1 tokens, "
-                   "<bos> first"),
-            (7, "that counts the phonemes of the word; a row sees only the tokens given "
-                "before its prediction")])),
-     ("keys its cross-attention sees", integer(
-         _LETTERS, what="count of keys", mistakes=[
-             (_ROW + 1, "the cross-attention is not causal: every phoneme row may read "
-                        "every letter of the word"),
-             (7, "its keys are the letters of the word, not the phonemes")])),
-     ("the deciding letter, counted from the t", integer(
-         -1, what="offset", mistakes=[
-             (1, "the letter after the t is i in every -tion word: it cannot tell CH "
-                 "from SH"),
-             (0, "every -tion word has the t: look at the letter that -stion and -ntion "
-                 "do not share")]))],
-    hints=[
-        "Write the decoder's input for \"question\" under its targets: `<bos>` K W EH S "
-        "CH AH N over K W EH S CH AH N `<eos>`. Which of those inputs may the row that "
-        "predicts CH read, and which letters? For the letter: -stion says CH, -ntion "
-        "mostly SH, and the t and the i after it are in both.",
+def _distinct(expected, mistakes):
+    """``mistakes`` without those equal to ``expected`` or to an earlier one: a variant's
+    lengths can make two of them coincide."""
+    kept = []
+    for value, message in mistakes:
+        if not any(np.array_equal(np.asarray(value, dtype=float),
+                                  np.asarray(seen, dtype=float))
+                   for seen in [expected, *(v for v, _ in kept)]):
+            kept.append((value, message))
+    return kept
+
+
+# Exercise 1: a -stion word said S CH AH N, teacher forced. For "question", K W EH S CH
+# AH N, the decoder's input is <bos> K W EH S CH AH N; row 4 predicts CH and reads S.
+# The variants: the dictionary's other -stion words said S CH AH N, with their
+# pronunciations (d2lutil.pronunciations.load_dictionary()[word], joined by spaces).
+_EX1_VARIANTS = [
+    {"word": "question", "phonemes": "K W EH S CH AH N"},
+    {"word": "bastion", "phonemes": "B AE S CH AH N"},
+    {"word": "combustion", "phonemes": "K AH M B AH S CH AH N"},
+    {"word": "digestion", "phonemes": "D AY JH EH S CH AH N"},
+    {"word": "exhaustion", "phonemes": "IH G Z AO S CH AH N"},
+    {"word": "indigestion", "phonemes": "IH N D AY JH EH S CH AH N"},
+]
+
+
+def _ex1_parts(word, phonemes):
+    said = phonemes.split()
+    row = said.index("CH")  # the row that predicts CH reads the phoneme before it
+    keys = row + 1
+    return [
+        ("keys the row's self-attention sees", integer(
+            keys, what="count of keys", mistakes=_distinct(keys, [
+                (len(said) + 1, "that is every row of the word: the causal valid_lens hide "
+                                "the phonemes the row is yet to predict"),
+                (row, "the row's own input token is one of its keys: row t sees t + 1 "
+                      "tokens, <bos> first"),
+                (len(said), "that counts the phonemes of the word; a row sees only the "
+                            "tokens given before its prediction")]))),
+        ("keys its cross-attention sees", integer(
+            len(word), what="count of keys", mistakes=_distinct(len(word), [
+                (keys, "the cross-attention is not causal: every phoneme row may read "
+                       "every letter of the word"),
+                (len(said), "its keys are the letters of the word, not the phonemes")]))),
+        ("the deciding letter, counted from the t", integer(
+            -1, what="offset", mistakes=[
+                (1, "the letter after the t is i in every -tion word: it cannot tell CH "
+                    "from SH"),
+                (0, "every -tion word has the t: look at the letter that -stion and -ntion "
+                    "do not share")]))]
+
+
+def _ex1_hints(word, phonemes):
+    return [
+        f"Write the decoder's input for \"{word}\" under its targets: `<bos>` {phonemes} "
+        f"over {phonemes} `<eos>`. Which of those inputs may the row that predicts CH "
+        "read, and which letters? For the letter: -stion says CH, -ntion mostly SH, and "
+        "the t and the i after it are in both.",
         "The translator's `decode` gives the self-attention the causal `valid_lens` "
         "$t + 1$ for row $t$, and the cross-attention the letters' `source_valid_lens`. "
         "Check on any `Translator` (trained or not): run the batch of "
-        "`pronunciations.make_batch([\"question\"], ...)` and count the nonzero weights "
+        f"`pronunciations.make_batch([\"{word}\"], ...)` and count the nonzero weights "
         "of the row in `model.decoder.self_attention.attention_weights` and "
         "`model.decoder.cross_attention.attention_weights`.",
-    ],
+    ]
+
+
+ex1 = Exercise(
+    1,
+    _ex1_parts,
+    hints=_ex1_hints,
     solution=(
         "The decoder's input is `<bos>` K W EH S CH AH N, and row 4 predicts CH from "
         "the input S. Its causal self-attention sees the 5 tokens `<bos>` K W EH S (its "
@@ -82,30 +126,52 @@ ex1 = Exercise(
             "said, S, which reaches the row through its residual stream and its causal "
             "self-attention"),
     ],
+    variants=_EX1_VARIANTS,
+    open_book={2: "every variant's word ends in -stion said S CH AH N, so the letter "
+                  "that decides CH is the s just before the t, offset -1, for all of "
+                  "them (the dictionary's -stion and -ntion words, not the word, decide "
+                  "it)"},
 )
 
-ex2 = Exercise(
-    2,
-    [("positions projected without a cache", integer(
-        66, what="count of positions", mistakes=[
-            (55, "that is 10 steps; the 11th step, which produces <eos>, reads 11 tokens"),
-            (121, "step t reads only the t tokens so far, not all 11"),
-            (11, "that is with a cache: without one, every step projects the whole "
-                 "prefix again")])),
-     ("positions projected with a cache", integer(
-         11, what="count of positions", mistakes=[
-             (1, "each of the 11 steps projects its new token"),
-             (66, "that is without a cache: with one, a step projects its new token "
-                  "only")]))],
-    hints=[
+
+def _ex2_parts(num_phonemes):
+    steps = num_phonemes + 1  # the last step gives <eos>
+    without = steps * (steps + 1) // 2  # step t projects t tokens
+    return [
+        ("positions projected without a cache", integer(
+            without, what="count of positions", mistakes=_distinct(without, [
+                (without - steps, "that stops a step early: the last step, which "
+                                  "produces <eos>, also projects every token it reads"),
+                (steps * steps, "step t reads only the t tokens so far, not all of "
+                                "them"),
+                (steps, "that is with a cache: without one, every step projects the "
+                        "whole prefix again")]))),
+        ("positions projected with a cache", integer(
+            steps, what="count of positions", mistakes=_distinct(steps, [
+                (1, "each step of the decode projects its new token"),
+                (without, "that is without a cache: with one, a step projects its new "
+                          "token only"),
+                (num_phonemes, "that leaves out a step: greedy decoding also takes the "
+                               "step that gives <eos>, and it projects its new token "
+                               "too")])))]
+
+
+def _ex2_hints(num_phonemes):
+    return [
         "Write down what the decoder is given at step 1, step 2 and step 3 of greedy "
         "decoding, without a cache and with one, and count the tokens whose keys and "
         "values are computed at each step.",
         "Check it by counting: a forward hook on `model.decoder.self_attention.W_k` is "
         "called as `hook(module, inputs, output)`, where `inputs` is a tuple; add up "
         "`inputs[0].shape[1]` while you decode one word whose pronunciation the model "
-        "ends after 10 phonemes, with and without the cache.",
-    ],
+        f"ends after {num_phonemes} phonemes, with and without the cache.",
+    ]
+
+
+ex2 = Exercise(
+    2,
+    _ex2_parts,
+    hints=_ex2_hints,
     solution=(
         r"Without a cache step $t$ projects $t$ tokens: $1 + 2 + \dots + 11 = 66$ "
         "positions; with a cache one per step: 11. The cache turns a quadratic count "
@@ -113,70 +179,78 @@ ex2 = Exercise(
         "asserts it). See `solutions/08_solutions.ipynb`."),
     # one computation (2): the count without a cache; with one it is a look-up (1)
     points=[2, 1],
+    # lengths of which the dictionary has hundreds of words or more, to decode one
+    variants=[{"num_phonemes": n} for n in (10, 5, 6, 7, 8, 12)],
 )
 
 
-# Exercise 3: the batch ["box", "knight"]. box: 3 letters, B AA K S (4 phonemes and
-# <eos>: 5 rows); knight: 6 letters, N AY T (3 and <eos>: 4 rows, padded to 5).
-_LETTER_LENS, _ROW_LENS = np.array([3, 6]), np.array([5, 4])  # keys, queries (<eos> in)
-_T, _S = _ROW_LENS.max(), _LETTER_LENS.max()
-_t = np.arange(_T)[None, None, :, None]
-_s = np.arange(_S)[None, None, None, :]
-_MASK = (_s < _LETTER_LENS[:, None, None, None]) & (_t >= 0)  # (2, 1, 5, 6), True: attend
+# Exercise 3: a batch of two words, the first with more phonemes than letters, the
+# second with fewer. The book's ["box", "knight"]: box 3 letters, B AA K S (4 phonemes
+# and <eos>: 5 rows); knight 6 letters, N AY T (3 and <eos>: 4 rows, padded to 5). The
+# variants carry the words' pronunciations as the dictionary gives them.
+_EX3_VARIANTS = [
+    {"words": ["box", "knight"], "phonemes": ["B AA K S", "N AY T"]},
+    {"words": ["six", "thought"], "phonemes": ["S IH K S", "TH AO T"]},
+    {"words": ["taxi", "night"], "phonemes": ["T AE K S IY", "N AY T"]},
+    {"words": ["oxen", "through"], "phonemes": ["AA K S AH N", "TH R UW"]},
+    {"words": ["mix", "high"], "phonemes": ["M IH K S", "HH AY"]},
+    {"words": ["music", "knight"], "phonemes": ["M Y UW Z IH K", "N AY T"]},
+]
+_HEADS = 4  # the cross-attention's heads in notebook 8's translator
 _ROWS_ONLY = ("those are the lengths of the phonemes (the queries); its valid_lens count "
               "the keys, the letters")
-_MASK_VALUES = numbers_close(_MASK.astype(float), mistakes=[
-    (~_MASK, "True must mean 'may attend' (SDPA's convention); this is the opposite, "
-             "like the key_padding_mask of nn.MultiheadAttention"),
-    (_MASK & (_s <= _t), "the cross-attention is not causal: a phoneme row may read every "
-                         "letter of its word, also letters further along"),
-    ((_s < _ROW_LENS[:, None, None, None]) & (_t >= 0), _ROWS_ONLY),
-    ((_s < (_ROW_LENS - 1)[:, None, None, None]) & (_t >= 0), _ROWS_ONLY),
-    (_MASK & (_t < _ROW_LENS[:, None, None, None]),
-     "the valid_lens mask keys only: a padded phoneme row still attends to its word's "
-     "letters (the loss, not the mask, leaves it out)"),
-    (np.ones_like(_MASK), "the letters past a word's end are padding: a row must not "
-                          "attend to them")])
 
 
-@around(_MASK_VALUES)
-def _mask(answer):
-    """The mask as numbers: True/False count as 1/0, and a mask of 4 axes that
-    broadcasts to (2, 1, T, S), such as (2, 1, 1, S), is read broadcast; a mask of
-    fewer axes would not broadcast over the heads' axis."""
-    values = None
-    if hasattr(answer, "tolist") or isinstance(answer, (list, tuple)):
-        try:
-            values = np.asarray(answer.tolist() if hasattr(answer, "tolist") else answer)
-        except (TypeError, ValueError):
-            values = None
-    if values is not None and (values.dtype == bool or np.issubdtype(
-            values.dtype, np.number)):
-        values = values.astype(float)
-        if 1 < values.ndim < 4:
-            raise Wrong(f"a mask of shape {values.shape} does not line up with the "
-                        "weights' axes (batch_size, num_heads, T, S): give it all four, "
-                        "the heads' as 1")
-        if values.ndim == 4:
-            try:
-                values = np.broadcast_to(values, _MASK.shape)
-            except ValueError:
-                pass  # the check names the shape
-        answer = values
-    _MASK_VALUES(answer)
+def _mask_checker(letter_lens, row_lens):
+    """The mask's checker for words of ``letter_lens`` letters and ``row_lens`` rows
+    (phonemes and <eos>): a ``numbers_close`` of the right mask, whose declared mistakes
+    are computed from the same lengths. It reads True/False as 1/0 and a mask of the
+    keys only, (batch_size, 1, 1, S), broadcast (readers.boolean_mask); a wrong shape's
+    message does not name the right one, which is most of the answer to the first
+    part."""
+    letter_lens, row_lens = np.array(letter_lens), np.array(row_lens)
+    T, S = row_lens.max(), letter_lens.max()
+    t = np.arange(T)[None, None, :, None]
+    s = np.arange(S)[None, None, None, :]
+    mask = (s < letter_lens[:, None, None, None]) & (t >= 0)  # (2, 1, T, S): attend
+    rows = row_lens[:, None, None, None]
+    return numbers_close(mask.astype(float), read="boolean_mask", name_shape=False,
+                         mistakes=_distinct(mask, [
+        (~mask, "True must mean 'may attend' (SDPA's convention); this is the opposite, "
+                "like the key_padding_mask of nn.MultiheadAttention"),
+        (mask & (s <= t), "the cross-attention is not causal: a phoneme row may read "
+                          "every letter of its word, also letters further along"),
+        ((s < rows) & (t >= 0), _ROWS_ONLY),
+        ((s < rows - 1) & (t >= 0), _ROWS_ONLY),
+        (mask & (t < rows), "the valid_lens mask keys only: a padded phoneme row still "
+                            "attends to its word's letters (the loss, not the mask, leaves "
+                            "it out)"),
+        (np.ones_like(mask), "the letters past a word's end are padding: a row must not "
+                             "attend to them")]))
 
 
-ex3 = Exercise(
-    3,
-    [("shape of the cross-attention weights", numbers_close(
-        [2, 4, _T, _S], mistakes=[
-            ([2, 4, _S, _T], "rows are the queries, one per phoneme predicted; columns the "
-                             "keys, the letters"),
-            ([2, 4, _T - 1, _S], "each word also has the row that predicts <eos>"),
-            ([2, 4, _T, 3], "the letters are padded to the longest word of the batch")])),
-     ("the mask, True where a row may attend to a letter", _mask)],
-    hints=[
-        "Build the batch with `pronunciations.make_batch([\"box\", \"knight\"], entries, "
+def _ex3_parts(words, phonemes):
+    letter_lens = [len(w) for w in words]
+    row_lens = [len(p.split()) + 1 for p in phonemes]  # the phonemes and <eos>
+    T, S = max(row_lens), max(letter_lens)
+    shape = [len(words), _HEADS, T, S]
+    return [
+        ("shape of the cross-attention weights", numbers_close(
+            shape, mistakes=_distinct(shape, [
+                ([len(words), _HEADS, S, T], "rows are the queries, one per phoneme "
+                                             "predicted; columns the keys, the letters"),
+                ([len(words), _HEADS, T - 1, S], "each word also has the row that "
+                                                 "predicts <eos>"),
+                ([len(words), _HEADS, T, min(letter_lens)], "the letters are padded to "
+                                                            "the longest word of the "
+                                                            "batch")]))),
+        ("the mask, True where a row may attend to a letter",
+         _mask_checker(letter_lens, row_lens))]
+
+
+def _ex3_hints(words, phonemes):
+    return [
+        f"Build the batch with `pronunciations.make_batch({json.dumps(words)}, entries, "
         "letters, phonemes)` and run it through `model`: the weights are "
         "(batch_size, num_heads, rows, letters), a row per phoneme predicted, `<eos>` "
         "included, and a column per letter, each padded to the longest in the batch.",
@@ -184,7 +258,13 @@ ex3 = Exercise(
         "the same for every row. Compare `torch.arange(S)` with those lengths, add the "
         "axes so the result is (batch_size, 1, 1, S), and `expand` it to (batch_size, 1, "
         "T, S). Check it: where it is False, every head's weight must be 0.",
-    ],
+    ]
+
+
+ex3 = Exercise(
+    3,
+    _ex3_parts,
+    hints=_ex3_hints,
     solution=(
         "box has 3 letters and 4 phonemes, knight 6 letters and 3 phonemes; with `<eos>` "
         "the rows are 5 and 4, padded to 5, and the letters are padded to 6. The "
@@ -196,4 +276,5 @@ ex3 = Exercise(
         "built from the phonemes' lengths. See `solutions/08_solutions.ipynb`."),
     # the shape: read off a forward pass (1); the mask: a computation (2)
     points=[1, 2],
+    variants=_EX3_VARIANTS,
 )

@@ -3,10 +3,15 @@
 ``ex1``: the soft-c head test redone for g: which head, by its role, turns the most rows
 of a g spoken ``JH`` before e, i or y into ``G`` when switched off, and whether the model
 misses those rows more often than the soft c's with every head on (why, and what the
-``G`` rows say, is open-ended); ``ex2``: the first column of head 2's slice of the input
-to the cross-attention's W_o, and how many entries of W_o read that slice (why swapping
-the slice swaps the head's contribution is open-ended).
+``G`` rows say, is open-ended); ``ex2``: the first column of head ``head``'s slice of
+the input to a cross-attention's W_o, for ``num_hiddens`` = 64 and ``num_heads`` heads
+(head 2 of notebook 8's 4 heads in the book), and how many entries of W_o read that slice
+(why swapping the slice swaps the head's contribution is open-ended).
 The worked solutions are ``notebooks/solutions/09_solutions.ipynb``.
+
+Each student gets a variant of ``ex2`` (``variants``, the book's first; see
+d2lutil.exercises.variants): another number of heads and another head. ``ex1`` reads
+notebook 8's trained model and is the same for everyone: open-book.
 
 Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
@@ -54,6 +59,12 @@ ex1 = Exercise(
         "must also know the word. The worked solution computes it in "
         "`solutions/09_solutions.ipynb`."),
     open_part="why the soft g is missed more, and what the G rows say",
+    open_book={
+        0: "the head test runs on the shipped trained model, the same for every "
+           "student, and by role its answer is the look-ahead head at every seed",
+        1: "read off the same trained model with every head on; the lesson says it holds "
+           "for every seed (the soft g is a coin toss in the dictionary, the soft c is "
+           "not)"},
     # the head test: a computation, five ablations counted (2); the comparison: read
     # off the same table, every head on (1)
     points=[2, 1],
@@ -68,25 +79,60 @@ ex1 = Exercise(
     ],
 )
 
-ex2 = Exercise(
-    2,
-    [("first column of head 2's slice", integer(
-        32, what="column index", mistakes=[
-            (2, "that is the head's number; its slice starts at head * head_size"),
-            (48, "that is where head 3's slice starts: head 2's ends there"),
-            (33, "columns count from 0: head 0's slice starts at column 0")])),
-     ("entries of W_o in W_o^(2)", integer(
-         1024, what="count of entries", mistakes=[
-             (4096, "that is all of W_o; W_o^(2) is the columns that read head 2 only"),
-             (256, "W_o^(2) has a row per output feature (64), not per head feature"),
-             (16, "that is the width of one head's slice; count the 64 rows too")]))],
-    hints=[
+_NUM_HIDDENS = 64  # the translator's width: W_o's weight is (64, 64)
+
+
+def _distinct(expected, mistakes):
+    """``mistakes`` without those equal to ``expected`` or to an earlier one (a variant's
+    sizes can make two of them coincide), and without negative ones."""
+    kept = []
+    for value, message in mistakes:
+        if value >= 0 and value != expected and value not in [v for v, _ in kept]:
+            kept.append((value, message))
+    return kept
+
+
+def _ex2_parts(num_heads, head):
+    head_size = _NUM_HIDDENS // num_heads
+    first = head * head_size
+    entries = _NUM_HIDDENS * head_size
+    return [
+        ("first column of the head's slice", integer(
+            first, what="column index", mistakes=_distinct(first, [
+                (head, "that is the head's number; its slice starts at head * head_size"),
+                (first + head_size, f"that is where the next slice starts: head {head}'s "
+                                    "ends there"),
+                (first - head_size, f"that is the first column of head {head - 1}'s "
+                                    "slice: heads are numbered from 0, head 0 first"),
+                (first + 1, "columns count from 0: head 0's slice starts at column 0")]))),
+        ("entries of W_o in the head's block W_o^(h)", integer(
+            entries, what="count of entries", mistakes=_distinct(entries, [
+                (_NUM_HIDDENS * _NUM_HIDDENS, f"that is all of W_o; W_o^({head}) is the "
+                                              f"columns that read head {head} only"),
+                (_NUM_HIDDENS * num_heads, f"W_o^({head}) has a row per output feature "
+                                           f"({_NUM_HIDDENS}), and a column per feature "
+                                           "of the head, not per head"),
+                (head_size, "that is the width of one head's slice; W_o^(h) also has a "
+                            "row per output feature")])))]
+
+
+def _ex2_hints(num_heads, head):
+    return [
         "`head_size = num_hiddens // num_heads`, and the heads' outputs are "
         "concatenated in order before `W_o`: head $h$ takes columns "
         "`h * head_size` to `(h + 1) * head_size - 1`.",
-        "`W_o.weight` has shape (64, 64): (outputs, inputs). `head_values` reshapes "
-        "it to (64, num_heads, head_size); count the entries of `[:, 2]`.",
-    ],
+        f"`W_o.weight` has shape ({_NUM_HIDDENS}, {_NUM_HIDDENS}): (outputs, inputs). "
+        f"Reshaped to ({_NUM_HIDDENS}, num_heads, head_size), as `head_values` does, "
+        f"head {head}'s block is `[:, {head}]`; count its entries. A "
+        f"`d2lutil.MultiHeadAttention({_NUM_HIDDENS}, {num_heads}, ...)` with head "
+        f"{head} switched off (`head_mask`) shows which input columns of `W_o` it fills.",
+    ]
+
+
+ex2 = Exercise(
+    2,
+    _ex2_parts,
+    hints=_ex2_hints,
     solution=(
         "head_size = 64 / 4 = 16, so head 2's slice is columns 32 to 47, and "
         r"$\mathbf{W}_o^{(2)}$ is the 64 x 16 block of `W_o.weight` that reads them: "
@@ -103,4 +149,9 @@ ex2 = Exercise(
             "no bias, each column reading one head's slice), so replacing o_h replaces "
             "exactly head h's term and leaves the others"),
     ],
+    # num_hiddens stays 64 (the question's W_o is (64, 64)); the heads differ from the
+    # book's 4, so that the block's entries differ from the book's too
+    variants=[{"num_heads": 4, "head": 2}, {"num_heads": 8, "head": 3},
+              {"num_heads": 8, "head": 6}, {"num_heads": 16, "head": 5},
+              {"num_heads": 16, "head": 11}, {"num_heads": 16, "head": 14}],
 )
