@@ -14,7 +14,7 @@ from torch.nn import functional as F
 import grade
 import grade_runner
 from d2lutil import MultiHeadAttention
-from d2lutil.exercises import CallResults, Exercise, Raised
+from d2lutil.exercises import CallResults, Exercise, Raised, codec
 from d2lutil.exercises.modules import Case, implementation, refuse_delegation
 
 CASES = [Case(8, 2, 2, 3, 4, "sequence", 0), Case(8, 4, 1, 2, 5, "none", 1),
@@ -174,13 +174,16 @@ def test_the_grader_runs_the_class_in_the_students_kernel_and_judges_here(tmp_pa
     module.ex2 = Exercise(2, [("your class", CHECK)], hints=["h"], solution="s", points=3)
     sys.modules["fake_exercises"] = module
     path = tmp_path / "answers.json"
-    cell = grade_runner.answers_cell(["MyMultiHeadAttention"], {
-        "MyMultiHeadAttention": ("fake_exercises", "ex2", 0)}, str(path), grade.MAX_ITEMS)
-    for cls, points in ((HeadAxis, 3), (NoTranspose, 0), (Delegating, 0)):
-        exec(cell, {"MyMultiHeadAttention": cls})
-        answer = grade.decode(json.loads(path.read_text())["MyMultiHeadAttention"])
-        assert isinstance(answer, CallResults)
-        assert module.ex2.check_part(0, answer).points == points
+    # the cases the kernel's module makes (None), or the grader's, sent as JSON
+    for cases in (None, codec.encode(CHECK.cases())):
+        cell = grade_runner.answers_cell(["MyMultiHeadAttention"], {
+            "MyMultiHeadAttention": ("fake_exercises", "ex2", 0, cases)}, str(path),
+            grade.MAX_ITEMS)
+        for cls, points in ((HeadAxis, 3), (NoTranspose, 0), (Delegating, 0)):
+            exec(cell, {"MyMultiHeadAttention": cls})
+            answer = grade.decode(json.loads(path.read_text())["MyMultiHeadAttention"])
+            assert isinstance(answer, CallResults)
+            assert module.ex2.check_part(0, answer).points == points
     del sys.modules["fake_exercises"]
 
 

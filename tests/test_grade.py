@@ -29,8 +29,11 @@ LABELS = ["ex1.1", "ex1.2", "ex2.1", "ex2.2", "ex2.3", "ex3.1"]
 CELL_LIMIT_S, SUBMISSION_LIMIT_S = 10, 30  # the matrix's limits
 
 
-def options(out, jobs=2, **limits):
-    return grade.Options(out, jobs=jobs, isolation="bwrap" if BWRAP else "none", **limits)
+def options(out, jobs=2, book=True, **limits):
+    """The grader's options; ``book``: every file graded on the book's values (the
+    synthetic class answers the book's exercises)."""
+    return grade.Options(out, jobs=jobs, isolation="bwrap" if BWRAP else "none", book=book,
+                         **limits)
 
 
 def grade_folder(folder, opts):
@@ -375,6 +378,11 @@ def test_starter_names_come_from_the_chapter_notebook():
 
 def test_bad_arguments_name_the_argument(tmp_path, capsys):
     (tmp_path / "class").mkdir()
+    roster, no_ids, twice, bad_id = (tmp_path / f"{n}.csv" for n in ("r", "n", "t", "b"))
+    roster.write_text("id,name\ns1,Ada\n")
+    no_ids.write_text("name,email\nAda,a@x\n")
+    twice.write_text("id\ns1\ns1\n")
+    bad_id.write_text("id\nnot an id\n")
     cases = [
         ([str(tmp_path / "missing")], "SUBMISSIONS must be a folder"),
         ([str(tmp_path / "class"), "--out", str(tmp_path / "class" / "g.csv")],
@@ -382,6 +390,13 @@ def test_bad_arguments_name_the_argument(tmp_path, capsys):
         ([str(tmp_path / "class"), "--out", str(tmp_path / "g.txt")], "must name a .csv"),
         ([str(tmp_path / "class"), "--jobs", "0"], "--jobs must be positive"),
         ([str(tmp_path / "class"), "--memory-mb", "512"], "--memory-mb must be at least"),
+        ([str(tmp_path / "class"), "--roster", str(tmp_path / "none.csv")],
+         "--roster must name a CSV file"),
+        ([str(tmp_path / "class"), "--book", "--roster", str(roster)],
+         "--book grades without ids"),
+        ([str(tmp_path / "class"), "--roster", str(no_ids)], "one of them id or student_id"),
+        ([str(tmp_path / "class"), "--roster", str(twice)], "line 3 repeats the id s1"),
+        ([str(tmp_path / "class"), "--roster", str(bad_id)], "the id of line 2 must be"),
     ]
     for argv, message in cases:
         assert grade.main(argv) == 2
@@ -393,7 +408,8 @@ def test_without_bubblewrap_it_says_grading_is_not_isolated(tmp_path, capsys):
     assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv"),
                        "--isolation", "none"]) == 0
     assert "grading is NOT isolated" in capsys.readouterr().err
-    assert (tmp_path / "g.csv").read_text().startswith("file,notebook,status")
+    assert (tmp_path / "g.csv").read_text().startswith("file,student_id,notebook,status")
+    assert (tmp_path / "roster.csv").read_text().startswith("student_id,name,total")
 
 
 def test_decode_rebuilds_the_answers_the_checkers_know():
@@ -470,3 +486,104 @@ def test_notebook_10_a_delegating_class_or_a_patched_check_earns_nothing(tmp_pat
     assert rows["delegates.ipynb"]["total"] == sum(worth.values()) - worth["ex2.1"]
     # the patched torch.allclose sinks the student's own test of exercise 3 as well
     assert rows["patches_the_check.ipynb"]["parts"]["ex3.1"][0] == 0
+
+
+# --- student ids, variants, the latest submission and the roster --------------------------------
+
+NB03_RIGHT = [
+    "from d2lutil.exercises.nb03 import ex1, ex2, ex3",
+    "depends_on_heads = False",
+    "def cross_attention_flops(n, m, d, h):\n    return 4 * (n + m) * d ** 2 + 4 * n * m * d",
+    "def expansions_agree(batch_size, num_heads, num_lengths):\n"
+    "    return batch_size == 1 or num_heads == 1 or num_lengths == 1",
+]
+
+
+def _two_ids_with_other_d():
+    """Two ids whose notebook-3 exercise 1 has different d, neither the book's."""
+    from d2lutil.exercises.nb03 import ex1
+
+    seen = {}
+    for i in range(100):
+        d = ex1.variants[ex1.variant(f"s{i}")]["d"]
+        seen.setdefault(d, f"s{i}")
+        if len(seen) == 2:
+            (d_a, a), (d_b, b) = seen.items()
+            return a, d_a, b, d_b
+    raise AssertionError("every id drew the same variant")
+
+
+@pytest.mark.skipif(os.environ.get("GRADE_FULL_CLASS") != "1",
+                    reason="kernels take a minute: make test-grade")
+def test_each_student_is_graded_on_their_own_variant_and_the_roster_sums_them(tmp_path):
+    a, d_a, b, d_b = _two_ids_with_other_d()
+    assert d_a != d_b and 256 not in (d_a, d_b)
+    folder, out = tmp_path / "class", tmp_path / "out" / "grades.csv"
+    folder.mkdir()
+    roster = tmp_path / "roster.csv"
+    roster.write_text(f"id,name\n{a},Ada\n{b},Bo\ns_absent,Cy\n")
+    from_params = NB03_RIGHT + [
+        "from d2lutil.exercises import student\nstudent('someone_else')",  # the grader's id wins
+        "d = ex1.params['d']\nparams_with_bias = 4 * d * d + 4 * d"]
+    public_only = NB03_RIGHT + [  # right on the six public cases only
+        f"params_with_bias = {4 * d_a * d_a + 4 * d_a}",
+        "PUBLIC = [(4, 9, 64, 1), (4, 9, 64, 8), (16, 3, 32, 2), (10, 10, 48, 4), "
+        "(1, 7, 16, 16), (5, 2, 8, 1)]\n"
+        "def cross_attention_flops(n, m, d, h):\n"
+        "    if (n, m, d, h) not in PUBLIC:\n        return 0\n"
+        "    return 4 * (n + m) * d ** 2 + 4 * n * m * d"]
+    files = {
+        f"{a}__copied_the_book.ipynb": NB03_RIGHT + ["params_with_bias = 263168"],
+        f"{a}__later.ipynb": public_only,
+        f"{b}__03.ipynb": from_params,
+        "no_id_here.ipynb": from_params,
+        "s_unknown__03.ipynb": from_params,
+    }
+    for age, (name, cells) in enumerate(files.items()):
+        sc.write(sc._code(cells), folder / name)
+        os.utime(folder / name, (1_700_000_000 + age, 1_700_000_000 + age))
+    opts = grade.Options(out, jobs=2, isolation="bwrap" if BWRAP else "none",
+                         roster=str(roster), cell_timeout=60, timeout=180)
+    rows = {r["file"]: r for r in grade.grade_class(folder, opts, CHAPTER,
+                                                    log=lambda line: None)}
+    grade.write_csv(rows.values(), out)
+    grade.write_roster(list(rows.values()), out.with_name("roster.csv"),
+                       grade.read_roster(roster))
+    copied, later, theirs = (rows[n] for n in list(files)[:3])
+    assert copied["student_id"] == later["student_id"] == a and theirs["student_id"] == b
+    assert copied["parts"]["ex1.1"][0] == 0  # the book's answer is not a's
+    assert copied["counted"] == "no" and "later submission" in copied["note"]
+    assert later["counted"] == "yes" and later["parts"]["ex1.1"][0] == 2
+    # right on every public case, wrong on the hidden ones: no points, and the message
+    # names a case the notebook never held
+    points, message, _, _ = later["parts"]["ex2.1"]
+    assert points == 0 and "wrong for (n, m, d, h)" in message
+    assert "ex2.1" in later["hidden"]
+    assert theirs["total"] == theirs["max_total"] == CHAPTER["03"].max_points
+    assert "graded as" in theirs["note"] and "someone_else" in theirs["note"]
+    for name in ("no_id_here.ipynb", "s_unknown__03.ipynb"):
+        assert rows[name]["status"] == "no id" and rows[name]["total"] == 0
+    assert "not on the roster" in rows["s_unknown__03.ipynb"]["note"]
+    with open(out.with_name("roster.csv"), newline="") as file:
+        students = list(csv.DictReader(file))
+    by_id = {s["student_id"]: s for s in students if s["student_id"]}
+    assert by_id[a]["total"] == str(later["total"]) == "5"
+    assert "handed in more than once: the latest counts" in by_id[a]["note"]
+    assert by_id[b]["total"] == by_id[b]["nb03"] == str(CHAPTER["03"].max_points)
+    assert by_id[b]["name"] == "Bo" and by_id["s_absent"]["note"] == "nothing graded handed in"
+    assert sum(1 for s in students if not s["student_id"] and "no id" in s["note"]) == 2
+    results = grade.gradescope_results(later)
+    visibility = {t["number"]: t["visibility"] for t in results["tests"]}
+    assert visibility["ex2.1"] == "after_due_date" and visibility["ex1.1"] == "visible"
+
+
+def test_ids_come_from_the_file_name_and_the_roster(tmp_path):
+    roster = tmp_path / "r.csv"
+    roster.write_text("Student_ID,Name\ns1,Ada\n")
+    known = grade.read_roster(roster)
+    assert known == {"s1": "Ada"}
+    assert grade.id_of(tmp_path / "s1__nb03.ipynb", known) == ("s1", None)
+    assert grade.id_of(tmp_path / "s2__nb03.ipynb", known)[1] == "no id: s2 is not on the roster"
+    assert grade.id_of(tmp_path / "s2__nb03.ipynb") == ("s2", None)
+    assert "does not start with a student id" in grade.id_of(tmp_path / "nb03.ipynb")[1]
+    assert "is not a student id" in grade.id_of(tmp_path / "a b__nb03.ipynb")[1]

@@ -3,25 +3,36 @@
 Every ``.ipynb`` file in DIR is one submission: a copy of a chapter notebook with the
 student's answers in its starter cells. Each is matched to the chapter notebook it answers
 by its exercise-import cell (``from d2lutil.exercises.nbNN import ...``), not by its file
-name, and run top to bottom in a fresh kernel in a fresh folder that holds only its own
+name. Its student id comes from the file name, ``ID__anything.ipynb``, checked against the
+roster if one is given (``--roster``), never from the notebook: it picks the variant of each
+exercise that is graded (d2lutil.exercises.variants), and a file without one is graded on
+nothing (``--book`` grades every file on the book's values instead, without ids).
+
+Each file is run top to bottom in a fresh kernel in a fresh folder that holds only its own
 file (tools/grade_runner.py), under time, memory and process limits, inside a bubblewrap
 sandbox when ``bwrap`` is installed (no network, the system read-only, nothing of the other
-submissions or the grades visible). A last cell added to the run writes the values of the
-answer variables, named as in the chapter's own starter cells, as JSON; function answers
-are called there on the checker's cases and only their results come back (a class
-answer is run there by its checker's ``run``: only outputs and hooked tensors come
-back). The chapter's
-checkers then run here, in the grader's process, where the student's code cannot reach
-them (``Exercise.check_part``).
+submissions or the grades visible); as root, its kernel runs as a user of its own. The
+kernel imports the sealed package of the student edition (tools/student_edition.py), with
+the grader's id in ``D2LUTIL_STUDENT_ID``, so no answer is within its reach. A last cell
+added to the run writes the values of the answer variables, named as in the chapter's own
+starter cells, as JSON; function answers are called there on the grader's cases, the
+public ones and hidden ones the student edition does not hold, and only their results
+come back (a class answer is run there by its checker's ``run``: only outputs and hooked
+tensors come back). The chapter's checkers then run here, in the grader's process, where
+the student's code cannot reach them (``Exercise.check_part``).
 
 Writes ``build/grades/grades.csv`` (or ``--out FILE``; never inside DIR): one row per
-submission, with the points and the check's message of every exercise part, the total,
-the status and the seconds it took; and for each submission a results file in the format
-of Gradescope's autograder (``gradescope/NAME.json`` next to the CSV).
+submission, with its student id, whether it counts (of one student's files for one
+notebook, the latest counts), the points and the check's message of every exercise part,
+the total, the status and the seconds it took; ``roster.csv`` beside it, one row per
+student with the total over the notebooks handed in; and for each submission a results
+file in the format of Gradescope's autograder (``gradescope/NAME.json``). GRADING.md says
+more.
 """
 
 import argparse
 import ast
+import atexit
 import builtins
 import concurrent.futures
 import csv
@@ -33,6 +44,7 @@ import queue
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -41,6 +53,8 @@ import time
 import nbformat
 
 import book
+import student_edition
+from d2lutil.exercises import variants
 
 RUNNER = pathlib.Path(__file__).resolve().with_name("grade_runner.py")
 DEFAULT_OUT = book.ROOT / "build" / "grades" / "grades.csv"
@@ -93,6 +107,35 @@ class ChapterNotebook:
     @property
     def names(self):
         return [name for _, _, name, _ in self.parts]
+
+    def graded_parts(self, student_id):
+        """(exercise, part index, answer name, label, checker) of the variant graded for
+        ``student_id`` (None: the book's values), function parts with their hidden cases."""
+        graded = []
+        for exercise, index, name, label in self.parts:
+            variant = 0 if student_id is None else exercise.variant(student_id)
+            exercise = exercise.for_variant(variant)
+            checker = exercise.parts[index][1]
+            checker = checker.graded() if hasattr(checker, "graded") else checker
+            graded.append((exercise, index, name, label, checker))
+        return graded
+
+    def job_functions(self, student_id):
+        """{answer name: [module, exercise, part, cases]} for the runner: the cases (public
+        and hidden) as JSON, or None where they cannot travel (the kernel's module makes
+        them)."""
+        from d2lutil.exercises import codec
+
+        jobs = {}
+        for exercise, index, name, _, checker in self.graded_parts(student_id):
+            if name not in self.functions:
+                continue
+            try:
+                cases = codec.encode(checker.cases())
+            except TypeError:
+                cases = None
+            jobs[name] = [self.module, exercise.name, index, cases]
+        return jobs
 
     @property
     def max_points(self):
@@ -236,14 +279,45 @@ class Options:
     """The limits and places of one grading run (from the command line)."""
 
     def __init__(self, out, cell_timeout=120, timeout=600, memory_mb=3072, processes=128,
-                 jobs=1, isolation="auto"):
+                 jobs=1, isolation="auto", roster=None, book=False, package=None):
         self.out = pathlib.Path(out)
+        # book: every file graded on the book's values (a class taught from the public
+        # book); else each file's student id picks its variant, from the roster or the
+        # file name (see ids_of), and a file without one is graded on nothing.
+        self.book, self.roster = book, roster
+        self._package = pathlib.Path(package) if package else None
         self.cell_timeout, self.timeout = cell_timeout, timeout
         self.memory_mb, self.processes, self.jobs = memory_mb, processes, jobs
         self.bwrap = shutil.which("bwrap") if isolation in ("auto", "bwrap") else None
         if isolation == "bwrap" and not self.bwrap:
             raise UsageError("--isolation bwrap: bubblewrap (bwrap) is not installed")
         self.is_root = hasattr(os, "geteuid") and os.geteuid() == 0
+        # As root, each kernel runs as a user of its own (KERNEL_UID_BASE + slot): inside
+        # bubblewrap always; without it only if that user can start this Python (not a
+        # venv under a private home, such as /root).
+        self.kernel_user = self.is_root and (bool(self.bwrap) or reachable(sys.executable))
+
+    @property
+    def package(self):
+        """The folder holding the sealed ``d2lutil`` every kernel imports (built once, and
+        removed when the grader's process ends)."""
+        if self._package is None:
+            folder = pathlib.Path(tempfile.mkdtemp(prefix="grade-package-"))
+            atexit.register(shutil.rmtree, folder, ignore_errors=True)
+            student_edition.build_package(folder, book=True)
+            os.chmod(folder, 0o755)
+            self._package = folder
+        return self._package
+
+
+def reachable(path):
+    """Whether any user may run the program ``path``: it and every folder above it are
+    open to others (o+x)."""
+    path = pathlib.Path(path).resolve()
+    try:
+        return all(os.stat(p).st_mode & stat.S_IXOTH for p in [path, *path.parents])
+    except OSError:
+        return False
 
 
 def _task_count(uid):
@@ -273,9 +347,7 @@ def limits_command(options):
 
 def sandbox_command(options, scratch, name, env):
     """bwrap's arguments: a fresh root with the system read-only and only this submission."""
-    import d2lutil
-
-    package = pathlib.Path(d2lutil.__file__).resolve().parent
+    package = options.package / "d2lutil"
     binds = ["--ro-bind", "/usr", "/usr"]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/etc"):
         path = pathlib.Path(top)
@@ -324,8 +396,9 @@ def kernel_env(home, pythonpath, threads):
             "LANG": "C.UTF-8"}
 
 
-def run_submission(path, nb, notebook, options, slot):
-    """Run one submission in its sandbox; return the runner's report (a dict)."""
+def run_submission(path, nb, notebook, options, slot, student_id=None):
+    """Run one submission in its sandbox, its kernel given ``student_id`` (the grader's,
+    which wins over the notebook's) and the sealed package; return the runner's report."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="grade-"))
     try:
         (scratch / "in").mkdir()
@@ -340,17 +413,21 @@ def run_submission(path, nb, notebook, options, slot):
             home = str(scratch / "home")
             os.mkdir(home)
             shutil.copyfile(path, pathlib.Path(home) / name)
-            import d2lutil
-
-            env = kernel_env(home, str(pathlib.Path(d2lutil.__file__).resolve().parents[1]),
-                             threads)
+            if options.kernel_user:  # the kernel runs as a user of its own (kernel_uid)
+                os.chmod(scratch, 0o711)
+                for owned in (home, pathlib.Path(home) / name):
+                    os.chown(owned, KERNEL_UID_BASE + slot, KERNEL_UID_BASE + slot)
+            env = kernel_env(home, str(options.package), threads)
             job_notebook = str(pathlib.Path(home) / name)
+        env[variants.ENV] = student_id or ""
+        if not student_id:
+            del env[variants.ENV]
         job = {"notebook": job_notebook, "home": home, "names": notebook.names,
-               "functions": notebook.functions, "cell_timeout": options.cell_timeout,
+               "functions": notebook.job_functions(student_id),
+               "cell_timeout": options.cell_timeout,
                "answers_path": f"{home}/.answers.json", "max_items": MAX_ITEMS,
                "max_answer_bytes": 8 * 2**20,
-               "kernel_uid": KERNEL_UID_BASE + slot if options.is_root and options.bwrap
-               else None}
+               "kernel_uid": KERNEL_UID_BASE + slot if options.kernel_user else None}
         (scratch / "job.json").write_text(json.dumps(job))
         if options.bwrap:
             command = limits_command(options) + sandbox_command(options, scratch, name, env)
@@ -394,19 +471,27 @@ def _kill(process):
 
 # --- one row per submission ------------------------------------------------------------------
 
-def grade(path, chapter, options, slot=0):
-    """The row of one submission: a dict with the CSV's columns (see ``columns``)."""
+def grade(path, chapter, options, slot=0, student_id=None, why_no_id=None):
+    """The row of one submission: a dict with the CSV's columns (see ``columns``).
+
+    ``student_id`` picks the variant graded; without one (and not ``options.book``) the
+    file is graded on nothing and the row says why (``why_no_id``).
+    """
     start = time.monotonic()
-    row = {"file": path.name, "notebook": "", "status": "", "total": 0, "max_total": "",
-           "note": "", "parts": {}}
+    row = {"file": path.name, "student_id": student_id or "", "notebook": "", "status": "",
+           "total": 0, "max_total": "", "note": "", "parts": {}}
     try:
         nb, notebook = read_submission(path, chapter)
         if nb is None:
             row["status"], row["note"] = "not graded", notebook.removeprefix("not graded: ")
             return row
         row["notebook"], row["max_total"] = notebook.path.name, notebook.max_points
-        result = run_submission(path, nb, notebook, options, slot)
-        _fill(row, notebook, result, options)
+        if student_id is None and not options.book:
+            row["status"] = "no id"
+            row["note"] = why_no_id or "no student id: graded on nothing"
+            return row
+        result = run_submission(path, nb, notebook, options, slot, student_id)
+        _fill(row, notebook, result, options, student_id)
     except Exception as error:  # a bug of the grader: the row says so, the others go on
         row["status"] = "grader error"
         row["note"] = f"{type(error).__name__}: {error}"[:300]
@@ -415,7 +500,7 @@ def grade(path, chapter, options, slot=0):
     return row
 
 
-def _fill(row, notebook, result, options):
+def _fill(row, notebook, result, options, student_id=None):
     """Points, messages, status and note of ``row`` from the runner's ``result``."""
     status = result["status"]
     errors = [e for e in result.get("errors", []) if isinstance(e, dict)]
@@ -444,7 +529,12 @@ def _fill(row, notebook, result, options):
     elif status == "graded" and result.get("timeouts"):
         status = "cell time limit"
     answers, why = _answers(result)
-    for exercise, index, name, label in notebook.parts:
+    if answers is not None:
+        entered = answers.pop("$student_id", None)
+        if student_id and isinstance(entered, str) and entered and entered != student_id:
+            notes.append(f"the notebook entered the id {entered[:64]!r}; graded as "
+                         f"{student_id}, the grader's")
+    for exercise, index, name, label, checker in notebook.graded_parts(student_id):
         value = answers.get(name, {"$": "missing"}) if answers is not None else None
         kind = value.get("$") if isinstance(value, dict) else None
         if answers is None:
@@ -459,8 +549,10 @@ def _fill(row, notebook, result, options):
             except Exception as error:
                 points, message = 0, f"could not read the answer ({error})"[:300]
             else:
-                part = exercise.check_part(index, answer)
+                part = exercise.check_part(index, answer, checker)
                 points, message = part.points, part.message
+        if getattr(exercise.parts[index][1], "hidden", None):  # a message may name one
+            row.setdefault("hidden", []).append(label)
         row["parts"][label] = (points, message, exercise.points[index],
                                f"Exercise {exercise.number}, {exercise.parts[index][0]}")
     row["status"] = status
@@ -499,10 +591,133 @@ def _print(line):
     print(line, flush=True)
 
 
+# --- student ids, the latest submission, the roster --------------------------------------------
+
+ID_SEPARATOR = "__"  # a submission's file is ID__anything.ipynb
+ROSTER_ID_COLUMNS = ("id", "student_id", "sid")
+
+
+def read_roster(path):
+    """{id: name} from a roster CSV with a header: an ``id`` (or ``student_id``, ``sid``)
+    column and optionally ``name``. A bad file is a UsageError naming the line."""
+    path = pathlib.Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--roster {path}: cannot be read ({error})") from None
+    reader = csv.DictReader(text.splitlines())
+    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    column = next((c for c in ROSTER_ID_COLUMNS if c in fields), None)
+    if column is None:
+        raise UsageError(f"--roster {path}: the first line must name the columns, one of "
+                         f"them {' or '.join(ROSTER_ID_COLUMNS)}; got {fields}")
+    roster = {}
+    for line, record in enumerate(reader, 2):
+        record = {(k or "").strip().lower(): (v or "").strip() for k, v in record.items()}
+        try:
+            student_id = variants.check_id(record.get(column, ""), f"the {column} of line "
+                                           f"{line}")
+        except ValueError as error:
+            raise UsageError(f"--roster {path}: {error}") from None
+        if student_id in roster:
+            raise UsageError(f"--roster {path}: line {line} repeats the id {student_id}")
+        roster[student_id] = record.get("name", "")
+    return roster
+
+
+def id_of(path, roster=None):
+    """(student id, None) of a submission's file ``ID__anything.ipynb``, or (None, why)."""
+    stem = pathlib.Path(path).stem
+    if ID_SEPARATOR not in stem:
+        return None, (f"no id: the file name does not start with a student id and "
+                      f"{ID_SEPARATOR} (ID{ID_SEPARATOR}notebook.ipynb)")
+    candidate = stem.split(ID_SEPARATOR, 1)[0]
+    try:
+        student_id = variants.check_id(candidate, "the file name's id")
+    except ValueError:
+        return None, f"no id: {candidate[:64]!r} in the file name is not a student id"
+    if roster is not None and student_id not in roster:
+        return None, f"no id: {student_id} is not on the roster"
+    return student_id, None
+
+
+def mark_latest(rows, paths):
+    """Set ``counted`` on every row: of the files of one student for one notebook, only
+    the latest counts (modification time, which zip and unzip keep; then the name)."""
+    when = {p.name: (p.lstat().st_mtime_ns, p.name) for p in paths}
+    groups = {}
+    for row in rows:
+        row["counted"] = "yes" if row["status"] not in ("no id", "not graded") else "no"
+        if row["counted"] == "yes" and row["student_id"]:
+            groups.setdefault((row["student_id"], row["notebook"]), []).append(row)
+    for group in groups.values():
+        group.sort(key=lambda r: when[r["file"]])
+        for older in group[:-1]:
+            older["counted"] = "no"
+            older["note"] = "; ".join(filter(None, [
+                f"not counted: {group[-1]['file']} is a later submission of this notebook",
+                older["note"]]))
+
+
+def roster_rows(rows, roster=None):
+    """One row per student: the total over the notebooks handed in (the latest of each),
+    then a row for each file without an id."""
+    students = {}
+    for student_id in (roster or {}):
+        students[student_id] = {"student_id": student_id, "name": roster[student_id],
+                                "total": 0, "max_total": 0, "notebooks": {}, "note": []}
+    for row in rows:
+        student_id = row["student_id"]
+        if not student_id or row["status"] == "not graded":
+            continue
+        entry = students.setdefault(student_id, {
+            "student_id": student_id, "name": (roster or {}).get(student_id, ""), "total": 0,
+            "max_total": 0, "notebooks": {}, "note": []})
+        number = book.number(row["notebook"])
+        if row["counted"] == "yes":
+            entry["notebooks"][number] = row["total"]
+            entry["total"] += row["total"]
+            entry["max_total"] += row["max_total"] or 0
+        else:
+            entry["note"].append(f"notebook {number} handed in more than once: the latest "
+                                 "counts")
+    out = []
+    for entry in sorted(students.values(), key=lambda e: e["student_id"]):
+        if not entry["notebooks"]:
+            entry["note"].append("nothing graded handed in")
+        entry["note"] = "; ".join(dict.fromkeys(entry["note"]))
+        out.append(entry)
+    for row in rows:
+        if row["status"] == "no id":
+            out.append({"student_id": "", "name": "", "total": 0, "max_total": 0,
+                        "notebooks": {}, "note": f"{row['note']} ({row['file']}): graded on "
+                                                 "nothing"})
+    return out
+
+
+def write_roster(rows, out, roster=None):
+    """Write the per-student rows (``roster_rows``) to ``out``, a CSV."""
+    entries = roster_rows(rows, roster)
+    numbers = sorted({n for e in entries for n in e["notebooks"]})
+    names = ["student_id", "name", "total", "max_total", *[f"nb{n}" for n in numbers], "note"]
+    partial = out.with_name(out.name + ".partial")
+    with open(partial, "w", newline="", encoding="utf-8") as file:
+        writer = csv.DictWriter(file, fieldnames=names)
+        writer.writeheader()
+        for entry in entries:
+            flat = {k: entry.get(k, "") for k in names}
+            flat.update({f"nb{n}": p for n, p in entry["notebooks"].items()})
+            writer.writerow(flat)
+    os.replace(partial, out)
+
+
 def grade_class(folder, options, chapter=None, log=_print):
     """Grade every submission in ``folder``; return the rows (one per file, by name)."""
     chapter = load_chapter() if chapter is None else chapter
     paths = submissions_in(folder)
+    roster = read_roster(options.roster) if options.roster else None
+    ids = {p.name: (None, None) if options.book else id_of(p, roster) for p in paths}
+    _ = options.package  # built once, before the workers start
     slots = queue.Queue()
     for slot in range(options.jobs):
         slots.put(slot)
@@ -510,7 +725,7 @@ def grade_class(folder, options, chapter=None, log=_print):
     def work(path):  # one submission, in one of the `jobs` slots
         slot = slots.get()
         try:
-            row = grade(path, chapter, options, slot)
+            row = grade(path, chapter, options, slot, *ids[path.name])
         finally:
             slots.put(slot)
         log(f"{row['file']}: {row['status']}, {row['total']}/{row['max_total'] or 0} "
@@ -519,6 +734,7 @@ def grade_class(folder, options, chapter=None, log=_print):
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
         rows = list(pool.map(work, paths))
+    mark_latest(rows, paths)
     return rows
 
 
@@ -526,7 +742,8 @@ def columns(rows):
     """The CSV's columns: the fixed ones, then points and message of every part seen."""
     labels = sorted({label for row in rows for label in row["parts"]},
                     key=lambda s: tuple(int(n) for n in s[2:].split(".")))
-    fixed = ["file", "notebook", "status", "total", "max_total", "seconds"]
+    fixed = ["file", "student_id", "notebook", "status", "counted", "total", "max_total",
+             "seconds"]
     return fixed + [c for label in labels for c in (label, f"{label} message")] + ["note"]
 
 
@@ -550,11 +767,12 @@ def gradescope_results(row):
     """A submission's results in the format Gradescope's autograder reads."""
     tests = [{"name": name, "number": label, "score": points, "max_score": worth,
               "status": "passed" if points == worth and worth else "failed",
-              "output": message}
+              "output": message,
+              "visibility": "after_due_date" if label in row.get("hidden", ()) else "visible"}
              for label, (points, message, worth, name) in row["parts"].items()]
     output = row["status"] + (f": {row['note']}" if row["note"] else "")
     return {"score": row["total"], "execution_time": row["seconds"], "output": output,
-            "tests": tests}
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
 def write_gradescope(rows, folder):
@@ -587,7 +805,17 @@ def parse_args(argv):
                         help="processes and threads a submission may run (default 128)")
     parser.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto",
                         help="bwrap: require the sandbox; none: run without it (not safe)")
+    parser.add_argument("--roster", metavar="CSV", default=None,
+                        help="the class roster: a CSV with an id column; a file whose "
+                        "ID__name.ipynb id is not on it is graded on nothing")
+    parser.add_argument("--book", action="store_true",
+                        help="grade every file on the book's values (a class taught from "
+                        "the public book, not the student edition); no ids")
     args = parser.parse_args(argv)
+    if args.book and args.roster:
+        raise UsageError("--book grades without ids, so it takes no --roster")
+    if args.roster and not pathlib.Path(args.roster).is_file():
+        raise UsageError(f"--roster must name a CSV file, got {args.roster}")
     folder = pathlib.Path(args.submissions)
     if not folder.is_dir():
         raise UsageError(f"SUBMISSIONS must be a folder of .ipynb files: {folder} is "
@@ -604,8 +832,11 @@ def parse_args(argv):
     if args.memory_mb < 1024:
         raise UsageError(f"--memory-mb must be at least 1024 (importing torch needs about "
                          f"800 MiB), got {args.memory_mb}")
-    return folder, Options(out, args.cell_timeout, args.timeout, args.memory_mb,
-                           args.processes, args.jobs, args.isolation)
+    options = Options(out, args.cell_timeout, args.timeout, args.memory_mb, args.processes,
+                      args.jobs, args.isolation, roster=args.roster, book=args.book)
+    if args.roster:
+        read_roster(args.roster)  # a bad roster is a usage error before any grading
+    return folder, options
 
 
 def main(argv=None):
@@ -617,6 +848,12 @@ def main(argv=None):
     if options.bwrap:
         print(f"grading in a bubblewrap sandbox ({options.bwrap}): no network, the system "
               "read-only, one submission per sandbox")
+    elif options.kernel_user:
+        print("WARNING: grading is NOT isolated by a sandbox: bubblewrap (bwrap) is not "
+              "installed, so the students' code has the network and sees the system; each "
+              f"kernel runs as a user of its own (uid {KERNEL_UID_BASE} and up) under time "
+              "and memory limits. Install bubblewrap, or grade in a container or VM "
+              "(GRADING.md).", file=sys.stderr)
     else:
         print("WARNING: grading is NOT isolated: bubblewrap (bwrap) is not installed, so the "
               "students' code runs with your rights (only time and memory limits apply). "
@@ -626,8 +863,11 @@ def main(argv=None):
     rows = grade_class(folder, options)
     write_csv(rows, options.out)
     write_gradescope(rows, options.out.parent / "gradescope")
+    students = options.out.with_name("roster.csv")
+    write_roster(rows, students, read_roster(options.roster) if options.roster else None)
     print(f"{len(rows)} submissions graded in {time.monotonic() - start:.0f} s: "
-          f"{options.out} and {options.out.parent / 'gradescope'}/")
+          f"{options.out}, {students} (one row per student) and "
+          f"{options.out.parent / 'gradescope'}/")
     return 0
 
 

@@ -6,8 +6,9 @@ notebook, the answer names taken from the chapter's own starter cells, the funct
 answers to call (exercise module, exercise, part) and the limits. It executes the notebook
 in a fresh kernel with nbclient (each cell under a time limit: interrupted, then the next
 cell), adds a last cell that writes the answers as JSON (the values, never pickles; a
-function answer as its results on the checker's cases; a class answer as what the
-checker's ``run`` returns for each case, its outputs and hooked tensors), and prints one
+function answer as its results on the grader's cases, public and hidden, sent as JSON in
+the job; a class answer as what the checker's ``run`` returns for each case, its outputs
+and hooked tensors; the id the notebook entered, for a note), and prints one
 line of JSON: the run's status, the failing cells and the answers' text. Nothing is
 checked here: the checkers run in the grader's own process. It needs only the standard
 library, nbformat and nbclient; nothing of it is imported by the student's kernel.
@@ -80,12 +81,16 @@ def __grader_answers(names, functions, path, max_items):
             return tagged("function")
         return tagged("unsupported", type=type(value).__name__)
 
-    def results_of(function, module, exercise, part):
+    def results_of(function, module, exercise, part, cases):
         exercise = getattr(importlib.import_module(module), exercise)
         checker = exercise.parts[part][1]
         run = getattr(checker, "run", None)  # a class answer: run on each case
+        if cases is None:  # cases that cannot travel as data: the kernel's module's
+            cases = checker.cases()
+        else:  # the grader's cases, public and hidden
+            cases = importlib.import_module("d2lutil.exercises.codec").decode(cases)
         results = []
-        for case in checker.cases():
+        for case in cases:
             try:
                 results.append(encode(run(function, case) if run else function(*case)))
             except Exception as error:
@@ -106,6 +111,9 @@ def __grader_answers(names, functions, path, max_items):
                 answers[name] = encode(value)
         except Exception as error:
             answers[name] = tagged("unreadable", error=type(error).__name__)
+    variants = sys.modules.get("d2lutil.exercises.variants")
+    entered = getattr(variants, "_state", {}).get("id") if variants else None
+    answers["$student_id"] = entered if isinstance(entered, str) else None
     with open(path, "w", encoding="utf-8") as file:
         json.dump(answers, file)
 
