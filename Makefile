@@ -27,7 +27,7 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help setup chapter test test-roundoff test-grade grade execute robust lab present lint bench weights clean
+.PHONY: help setup chapter test test-roundoff test-grade grade student-edition autograder execute robust lab present lint bench weights clean
 
 help:
 	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
@@ -41,7 +41,9 @@ help:
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
-	@echo "make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make student-edition WHEEL_URL=URL [ROSTER=CSV]   the notebooks and sealed wheel to hand out (build/student/)"
+	@echo "make autograder   the Gradescope autograder zip (build/autograder.zip)"
 	@echo "make test-grade   the grader on hostile submissions and a synthetic class"
 
 # JupyterLab's settings overrides for the venv, kept in jupyter/lab/settings/overrides.json
@@ -70,9 +72,10 @@ chapter: $(STAMP) $(NODE_STAMP)
 
 test execute robust test-roundoff: export OMP_NUM_THREADS := $(THREADS)
 
-# The grader's tests run in make test-grade (tests/test_grade.py: minutes of sandboxed kernels).
+# The grader's tests run in make test-grade (GRADE_TESTS: minutes of sandboxed kernels).
+GRADE_TESTS := tests/test_grade.py tests/test_autograder.py tests/test_student_edition.py
 test: $(STAMP) $(NODE_STAMP)
-	$(PYTEST) -n $(JOBS) --ignore=tests/test_grade.py
+	$(PYTEST) -n $(JOBS) $(addprefix --ignore=,$(GRADE_TESTS))
 
 # The notebooks again under nbval, computed as a CPU without vector instructions computes
 # (ATen's default kernels, read when torch is imported): an output that only this kind of
@@ -81,17 +84,38 @@ test-roundoff: $(STAMP)
 	ATEN_CPU_CAPABILITY=default $(PYTEST) -n $(JOBS) notebooks
 
 # `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
-# answers (tools/grade.py; README, "Grading a class"), into OUT (build/grades/grades.csv).
+# answers, each file ID__name.ipynb on its student's variants (ROSTER: a CSV of the ids;
+# BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv) and roster.csv
+# beside it (tools/grade.py; GRADING.md).
 SUBMISSIONS ?=
 OUT ?= build/grades/grades.csv
+ROSTER ?=
+BOOK ?=
 grade: $(STAMP)
-	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
-	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS)
+	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
+	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(BOOK),--book)
+
+# `make student-edition WHEEL_URL=https://.../d2lutil-0.1.0+student-py3-none-any.whl`: the
+# notebooks and the sealed wheel an instructor hands out, into build/student/
+# (tools/student_edition.py; GRADING.md). Put the wheel at WHEEL_URL. With ROSTER (the
+# class roster, as make grade reads it) the id cell catches a mistyped id.
+WHEEL_URL ?=
+student-edition: $(STAMP)
+	@test -n "$(WHEEL_URL)" || { echo "usage: make student-edition WHEEL_URL=URL: where students will download the wheel (https://... or file:/...whl)" >&2; exit 2; }
+	$(BIN)/python tools/student_edition.py --wheel-url "$(WHEEL_URL)" $(if $(ROSTER),--roster "$(ROSTER)")
+
+# `make autograder`: the Gradescope autograder zip (setup.sh, run_autograder and what grading
+# needs), into AUTOGRADER (tools/autograder.py; GRADING.md, "Gradescope").
+AUTOGRADER ?= build/autograder.zip
+autograder: $(STAMP)
+	$(BIN)/python tools/autograder.py --out "$(AUTOGRADER)"
 
 # The grader's tests: the whole matrix of careless and hostile submissions on one notebook,
-# and a synthetic class (right, wrong and empty for every notebook).
+# a synthetic class (right, wrong and empty for every notebook), students graded on their
+# own variants, the Gradescope autograder run as Gradescope runs it, and the student edition
+# searched for answers.
 test-grade: $(STAMP)
-	GRADE_FULL_CLASS=1 $(PYTEST) tests/test_grade.py
+	GRADE_FULL_CLASS=1 $(PYTEST) $(GRADE_TESTS)
 
 execute: $(STAMP)
 	$(BIN)/python tools/chapter.py execute --jobs $(JOBS) $(NB)
