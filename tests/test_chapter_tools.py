@@ -611,8 +611,9 @@ def demo_exercises(module):
 
     assert module == "d2lutil.exercises.nb01", module
     return [Exercise(2, [], hints=["Think."], solution="Because."),
-            Exercise(1, [("factor", integer(4)), ("its square", integer(16))],
-                     hints=["Divide."], solution="4 and 16.", points=[2, 0.5])]
+            Exercise(1, lambda d: [("factor", integer(d // 4)), ("its square", integer(16))],
+                     hints=["Divide."], solution="4 and 16.", points=[2, 0.5],
+                     variants=[{"d": 16}, {"d": 20}], open_book={1: "the same for all"})]
 
 
 def with_exercise_import(root, rel=NAME, module="nb01"):
@@ -655,7 +656,8 @@ def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
         assert f"\n## {fact.title}\n" in page
     assert "| All 2 notebooks | " in page and page.count("make grade SUBMISSIONS=DIR") == 1
     assert f"{PUB.repository}/blob/{PUB.branch}/README.md#grading-a-class" in page
-    assert "- Exercise 1, homework, 2.5 points (2 checked answers): Compute the factor" in page
+    assert ("- Exercise 1, homework, 2.5 points (2 checked answers; 2 points each student's "
+            "own, 0.5 points open-book): Compute the factor") in page
     assert "- Exercise 2, open-ended, no points: Why must $h$ divide $d$?" in page
     assert f"{plan.WORDS_PER_MINUTE} words a minute" in page
     assert "teaching_plan" in chapter.index_md("A chapter", {}, [], {})

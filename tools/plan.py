@@ -486,6 +486,10 @@ class ExerciseFact:
     points: float  # max_points
     written_part: bool  # an open part beside the checked ones (not graded by make grade)
     rubric: list = dataclasses.field(default_factory=list)  # (points, criterion): by hand
+    # points of the checked answers that are each student's own (variants) and those that
+    # are the same for everyone (open-book); together the checked points
+    own_points: float = 0
+    open_book_points: float = 0
 
 
 @dataclasses.dataclass
@@ -701,6 +705,17 @@ def load_exercises(module):
     return sorted((getattr(loaded, name) for name in loaded.__all__), key=lambda e: e.number)
 
 
+def _own_and_open(exercise):
+    """(points that vary per student, points that are open-book) of an exercise's checked
+    answers: a part varies when the exercise has variants and the part is not open-book."""
+    if exercise is None or not getattr(exercise, "parts", None):
+        return 0, 0
+    varies = getattr(exercise, "variants", None)
+    open_book = getattr(exercise, "open_book", {}) or {}
+    own = sum(p for j, p in enumerate(exercise.points) if varies and j not in open_book)
+    return own, exercise.max_points - own
+
+
 def exercise_facts(nb, rel, exercises_of=load_exercises):
     statements = exercise_statements(nb)
     module = exercise_module(nb, rel)
@@ -711,7 +726,7 @@ def exercise_facts(nb, rel, exercises_of=load_exercises):
         facts.append(ExerciseFact(
             n, statements.get(n, f"ex{n} of {module}"), len(e.parts) if e else 0,
             e.max_points if e else 0, bool(e and e.parts and e.open_part),
-            list(getattr(e, "rubric", [])) if e else []))
+            list(getattr(e, "rubric", [])) if e else [], *_own_and_open(e)))
     return facts
 
 
