@@ -19,7 +19,8 @@ import book
 WRONG = "12345.0"  # no answer of the chapter is this number
 
 
-def _code(sources):
+def notebook(sources):
+    """A student's notebook of code cells ``sources`` (after a title)."""
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# A student's notebook")]
     nb.cells += [nbformat.v4.new_code_cell(s) for s in sources]
@@ -36,13 +37,13 @@ def starter_cells(number):
 
 
 def empty(number):
-    return _code(starter_cells(number))
+    return notebook(starter_cells(number))
 
 
 def wrong(number):
     cells = [re.sub(r"(=|return) \.\.\.$", rf"\1 {WRONG}", s, flags=re.MULTILINE)
              for s in starter_cells(number)]
-    return _code(cells)
+    return notebook(cells)
 
 
 def right(number, chapter_names):
@@ -68,7 +69,7 @@ def right(number, chapter_names):
                     f"{exercise}.check({', '.join(names)})")
             lines[node.lineno - 1:node.end_lineno] = bind.split("\n")
         sources.append("\n".join(lines))
-    return _code(sources)
+    return notebook(sources)
 
 
 def write(nb, path):

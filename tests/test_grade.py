@@ -142,7 +142,7 @@ def matrix_class(folder, grades, markers, port):
                                               "d2lutil.exercises.nb05"),
         "several_notebooks": sc.with_cells(right, ["from d2lutil.exercises.nb05 import ex1 "
                                                    "as other"]),
-        "no_import": sc._code(["answer = 42"]),
+        "no_import": sc.notebook(["answer = 42"]),
         "renamed": renamed,
     }
     for name, nb in notebooks.items():
@@ -540,7 +540,7 @@ def test_each_student_is_graded_on_their_own_variant_and_the_roster_sums_them(tm
         "s_unknown__03.ipynb": from_params,
     }
     for age, (name, cells) in enumerate(files.items()):
-        sc.write(sc._code(cells), folder / name)
+        sc.write(sc.notebook(cells), folder / name)
         os.utime(folder / name, (1_700_000_000 + age, 1_700_000_000 + age))
     opts = grade.Options(out, jobs=2, isolation="bwrap" if BWRAP else "none",
                          roster=str(roster), cell_timeout=60, timeout=180)

@@ -9,6 +9,7 @@ allows, and hold no right value.
 import json
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -290,3 +291,37 @@ def test_students_mostly_draw_different_variants():
     exercises = [e for _, e in _chapter_exercises() if e.variants]
     same = sum(e.variant("s1001") == e.variant("s2002") for e in exercises)
     assert same <= len(exercises) // 2
+
+
+def _shown(value):
+    """How a right answer could be written in a hint or a message: a decimal at 2 to 4
+    places, a whole number of three or more digits (smaller ones are everywhere)."""
+    texts = set()
+    for x in np.ravel(np.asarray(value, dtype=float)):
+        x = round(float(x), 12)
+        if not x.is_integer():
+            texts |= {f"{x:.2f}", f"{x:.3f}", f"{x:.4f}", f"{x:.3g}"}
+        elif abs(x) >= 100:
+            texts |= {f"{x:.0f}", f"{x:,.0f}"}
+    return texts
+
+
+@pytest.mark.parametrize("name, exercise", _chapter_exercises(),
+                         ids=[f"{n}.{e.name}" for n, e in _chapter_exercises()])
+def test_no_hint_or_message_of_a_students_variant_states_its_answer(name, exercise):
+    for index in range(1, len(exercise.variants or ())):
+        student = exercise.for_variant(index)
+        said = " ".join(student.hints)
+        for j, (_, checker) in enumerate(student.parts):
+            said += " " + " ".join(str(m) for _, m in getattr(checker, "mistakes", ()))
+            said += " " + student.check_part(j, 0.123456).message
+        for j, (_, checker) in enumerate(student.parts):
+            if j in exercise.open_book or not hasattr(checker, "expected"):
+                continue
+            try:
+                texts = _shown(checker.expected)
+            except (TypeError, ValueError):  # a word: its choices are named anyway
+                continue
+            for text in texts:
+                assert not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", said), (
+                    name, exercise.name, index, j, text)

@@ -226,10 +226,7 @@ def _exception_class(name):
 
 def decode(value):
     """A Python value from the runner's tagged JSON (see ANSWERS_CELL in grade_runner)."""
-    import numpy as np
-    import torch
-
-    from d2lutil.exercises import CallResults, Raised
+    from d2lutil.exercises import CallResults, Raised, codec
 
     if isinstance(value, list):
         return [decode(v) for v in value]
@@ -242,16 +239,11 @@ def decode(value):
         return tuple(decode(v) for v in value["items"])
     if kind == "dict":
         return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
-    if kind == "ndarray":
-        dtype = np.dtype(str(value["dtype"]))
-        if dtype.kind not in "biufc":
-            raise AnswerError(f"an array of {dtype}")
-        return np.array(value["data"], dtype=dtype).reshape(value["shape"])
-    if kind == "tensor":
-        dtype = getattr(torch, str(value["dtype"]), None)
-        if not isinstance(dtype, torch.dtype):
-            raise AnswerError(f"a tensor of {value['dtype']}")
-        return torch.tensor(value["data"], dtype=dtype).reshape(value["shape"])
+    if kind in ("ndarray", "tensor"):
+        try:
+            return codec.array_of(value)
+        except ValueError as error:
+            raise AnswerError(str(error)) from None
     if kind == "exception_class":
         return _exception_class(value["name"])
     if kind == "exception":
@@ -662,17 +654,18 @@ def mark_latest(rows, paths):
 def roster_rows(rows, roster=None):
     """One row per student: the total over the notebooks handed in (the latest of each),
     then a row for each file without an id."""
-    students = {}
-    for student_id in (roster or {}):
-        students[student_id] = {"student_id": student_id, "name": roster[student_id],
-                                "total": 0, "max_total": 0, "notebooks": {}, "note": []}
+    roster = roster or {}
+
+    def entry_of(student_id, note=()):
+        return {"student_id": student_id, "name": roster.get(student_id, ""), "total": 0,
+                "max_total": 0, "notebooks": {}, "note": list(note)}
+
+    students = {student_id: entry_of(student_id) for student_id in roster}
     for row in rows:
         student_id = row["student_id"]
         if not student_id or row["status"] == "not graded":
             continue
-        entry = students.setdefault(student_id, {
-            "student_id": student_id, "name": (roster or {}).get(student_id, ""), "total": 0,
-            "max_total": 0, "notebooks": {}, "note": []})
+        entry = students.setdefault(student_id, entry_of(student_id))
         number = book.number(row["notebook"])
         if row["counted"] == "yes":
             entry["notebooks"][number] = row["total"]
@@ -689,9 +682,9 @@ def roster_rows(rows, roster=None):
         out.append(entry)
     for row in rows:
         if row["status"] == "no id":
-            out.append({"student_id": "", "name": "", "total": 0, "max_total": 0,
-                        "notebooks": {}, "note": f"{row['note']} ({row['file']}): graded on "
-                                                 "nothing"})
+            entry = entry_of("")
+            entry["note"] = f"{row['note']} ({row['file']}): graded on nothing"
+            out.append(entry)
     return out
 
 
@@ -700,14 +693,22 @@ def write_roster(rows, out, roster=None):
     entries = roster_rows(rows, roster)
     numbers = sorted({n for e in entries for n in e["notebooks"]})
     names = ["student_id", "name", "total", "max_total", *[f"nb{n}" for n in numbers], "note"]
+    records = []
+    for entry in entries:
+        records.append({k: entry.get(k, "") for k in names})
+        records[-1].update({f"nb{n}": p for n, p in entry["notebooks"].items()})
+    _write_rows(out, names, records)
+
+
+def _write_rows(out, names, records):
+    """Write ``records`` (dicts) to the CSV ``out`` with columns ``names``, through a
+    temporary file: never half a file."""
+    out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")
     with open(partial, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=names)
         writer.writeheader()
-        for entry in entries:
-            flat = {k: entry.get(k, "") for k in names}
-            flat.update({f"nb{n}": p for n, p in entry["notebooks"].items()})
-            writer.writerow(flat)
+        writer.writerows(records)
     os.replace(partial, out)
 
 
@@ -750,17 +751,12 @@ def columns(rows):
 def write_csv(rows, out):
     """Write the rows to ``out`` (through a temporary file: never half a file)."""
     names = columns(rows)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
-    with open(partial, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=names)
-        writer.writeheader()
-        for row in rows:
-            flat = {k: row.get(k, "") for k in names}
-            for label, (points, message, _, _) in row["parts"].items():
-                flat[label], flat[f"{label} message"] = points, message
-            writer.writerow(flat)
-    os.replace(partial, out)
+    records = []
+    for row in rows:
+        records.append({k: row.get(k, "") for k in names})
+        for label, (points, message, _, _) in row["parts"].items():
+            records[-1][label], records[-1][f"{label} message"] = points, message
+    _write_rows(out, names, records)
 
 
 def gradescope_results(row):

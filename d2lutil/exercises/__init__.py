@@ -51,6 +51,7 @@ from d2lutil.exercises.answers import NotAnswered, Wrong, as_array, as_float
 from d2lutil.exercises.checkers import (
     CallResults,
     Raised,
+    distinct,
     exception_type,
     function,
     integer,
@@ -80,6 +81,7 @@ __all__ = [
     "truth",
     "word",
     "exception_type",
+    "distinct",
     "function",
     "WIDTH",
     "student",

@@ -82,6 +82,52 @@ def as_float(answer):
     return float(array.reshape(()))
 
 
+_YES = {"yes", "true", "y"}
+_NO = {"no", "false", "n"}
+
+
+def as_truth(answer):
+    """A yes/no answer as a bool: True/False, a NumPy or 0-d tensor bool, "yes"/"no"."""
+    if isinstance(answer, str):
+        text = answer.strip().lower()
+        if text not in _YES | _NO:
+            raise Wrong(f"expected True or False, got the string {answer!r}")
+        return text in _YES
+    if isinstance(answer, (bool, np.bool_)):
+        return bool(answer)
+    if hasattr(answer, "dtype") and str(answer.dtype) in ("bool", "torch.bool") and (
+            getattr(answer, "ndim", 0) == 0):
+        return bool(answer)
+    raise Wrong(f"expected True or False, got {kind_of(answer)}")
+
+
+def exception_name(answer):
+    """The name of the exception an answer names: a class, an instance, or its name."""
+    if isinstance(answer, type) and issubclass(answer, BaseException):
+        return answer.__name__
+    if isinstance(answer, BaseException):
+        return type(answer).__name__
+    if isinstance(answer, str):
+        return answer.strip()
+    if isinstance(answer, bool) or answer is None:
+        raise Wrong("expected an exception class such as KeyError (something is raised)"
+                    if answer in (False, None) else
+                    "expected an exception class such as KeyError, not True")
+    raise Wrong(f"expected an exception class such as KeyError, got {kind_of(answer)}")
+
+
+def as_word(answer, choices, aliases):
+    """A one-word answer as its choice: case and surrounding spaces ignored, an alias
+    read as the choice it names; a Wrong for anything else."""
+    if not isinstance(answer, str):
+        raise Wrong(f"expected a string, one of {choices}, got {kind_of(answer)}")
+    text = answer.strip().lower()
+    text = aliases.get(text, text)
+    if text not in choices:
+        raise Wrong(f"expected one of {choices}, got {answer!r}")
+    return text
+
+
 def close_enough(x, expected, atol, rtol):
     """Whether ``|x - expected| <= atol + rtol * |expected|``."""
     return abs(x - expected) <= atol + rtol * abs(expected)

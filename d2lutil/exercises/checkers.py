@@ -20,12 +20,34 @@ from d2lutil.exercises.answers import (
     Wrong,
     as_array,
     as_float,
+    as_truth,
+    as_word,
     close_enough,
+    exception_name,
     how_far,
     is_placeholder,
     kind_of,
     known_mistake,
 )
+
+
+def distinct(expected, mistakes, *, atol=0.0, rtol=0.0):
+    """``mistakes`` without those that are ``expected`` or an earlier kept one, within
+    ``atol + rtol * |value|`` for every number (values of another shape, or not numbers,
+    are compared as they are): a variant's formula can make two slips, or a slip and the
+    answer, coincide, and each kept mistake must get its own message."""
+    def same(u, v):
+        try:
+            a, b = np.asarray(u, dtype=float), np.asarray(v, dtype=float)
+        except (TypeError, ValueError):
+            return u == v
+        return a.shape == b.shape and bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+    kept = []
+    for value, message in mistakes:
+        if not any(same(value, seen) for seen in [expected, *(v for v, _ in kept)]):
+            kept.append((value, message))
+    return kept
 
 
 class Raised:
@@ -185,26 +207,10 @@ def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
                        keys=keys, read=read, name_shape=name_shape)
 
 
-_YES = {"yes", "true", "y"}
-_NO = {"no", "false", "n"}
-
-
 def truth(expected, *, wrong_message=None):
     """A checker for a yes/no answer: True/False, a NumPy or 0-d tensor bool, "yes"/"no"."""
     def check(answer):
-        if isinstance(answer, str):
-            text = answer.strip().lower()
-            if text not in _YES | _NO:
-                raise Wrong(f"expected True or False, got the string {answer!r}")
-            value = text in _YES
-        elif isinstance(answer, (bool, np.bool_)):
-            value = bool(answer)
-        elif hasattr(answer, "dtype") and str(answer.dtype) in ("bool", "torch.bool") and (
-                getattr(answer, "ndim", 0) == 0):
-            value = bool(answer)
-        else:
-            raise Wrong(f"expected True or False, got {kind_of(answer)}")
-        if value != expected:
+        if as_truth(answer) != expected:
             raise Wrong(wrong_message or "that is the wrong way round")
 
     return _built_with(check, expected,
@@ -223,12 +229,7 @@ def word(expected, choices, *, aliases=None, mistakes=()):
         raise ValueError(f"expected and every alias must be one of the choices {choices}")
 
     def check(answer):
-        if not isinstance(answer, str):
-            raise Wrong(f"expected a string, one of {choices}, got {kind_of(answer)}")
-        text = answer.strip().lower()
-        text = aliases.get(text, text)
-        if text not in choices:
-            raise Wrong(f"expected one of {choices}, got {answer!r}")
+        text = as_word(answer, choices, aliases)
         if text != expected.lower():
             raise Wrong(dict(mistakes).get(text, f"{text!r} is not right"))
 
@@ -238,22 +239,44 @@ def word(expected, choices, *, aliases=None, mistakes=()):
 def exception_type(expected):
     """A checker for an exception: the class, an instance of it, or its name as a string."""
     def check(answer):
-        if isinstance(answer, type) and issubclass(answer, BaseException):
-            name = answer.__name__
-        elif isinstance(answer, BaseException):
-            name = type(answer).__name__
-        elif isinstance(answer, str):
-            name = answer.strip()
-        elif isinstance(answer, bool) or answer is None:
-            raise Wrong("expected an exception class such as KeyError (something is raised)"
-                        if answer in (False, None) else
-                        "expected an exception class such as KeyError, not True")
-        else:
-            raise Wrong(f"expected an exception class such as KeyError, got {kind_of(answer)}")
+        name = exception_name(answer)
         if name != expected.__name__:
             raise Wrong(f"{name} is not what is raised")
 
     return _built_with(check, expected)
+
+
+def judge_calls(answer, cases, judge, describe):
+    """Judge a function ``answer`` (or its :class:`CallResults`) on ``cases``.
+
+    ``judge(i, case, result)`` raises :class:`Wrong` for a wrong result of case ``i``;
+    ``describe(i, case)`` names a case. The message names the first case that fails and
+    how many fail, never the right result; a placeholder result is "not answered".
+    """
+    given = isinstance(answer, CallResults)
+    failures = []
+    for i, case in enumerate(cases):
+        if given:
+            result = answer[i]
+            if isinstance(result, Raised):
+                raise Wrong(f"your function raised {result.type_name} ({result.text}) "
+                            f"for {describe(i, case)}")
+        else:
+            try:
+                result = answer(*case)
+            except Exception as error:
+                raise Wrong(f"your function raised {type(error).__name__} ({error}) "
+                            f"for {describe(i, case)}") from None
+        if is_placeholder(result):
+            raise NotAnswered
+        try:
+            judge(i, case, result)
+        except Wrong as wrong:
+            failures.append((i, case, str(wrong)))
+    if failures:
+        i, case, why = failures[0]
+        raise Wrong(f"wrong for {describe(i, case)} ({why}); wrong in {len(failures)} of "
+                    f"{len(cases)} cases tried")
 
 
 def function(reference, cases, *, result_checker, describe=repr, hidden=()):
@@ -279,32 +302,11 @@ def function(reference, cases, *, result_checker, describe=repr, hidden=()):
         given = isinstance(answer, CallResults)
         if not given and not callable(answer):
             raise Wrong(f"expected a function, got {kind_of(answer)}")
-        failures = []
         tried = all_cases()
         if given and len(answer) != len(tried):
             raise Wrong(f"expected the results of {len(tried)} cases, got {len(answer)}")
-        for i, case in enumerate(tried):
-            if given:
-                result = answer[i]
-                if isinstance(result, Raised):
-                    raise Wrong(f"your function raised {result.type_name} ({result.text}) "
-                                f"for {describe(case)}")
-            else:
-                try:
-                    result = answer(*case)
-                except Exception as error:
-                    raise Wrong(f"your function raised {type(error).__name__} ({error}) "
-                                f"for {describe(case)}") from None
-            if is_placeholder(result):
-                raise NotAnswered
-            try:
-                result_checker(reference(*case))(result)
-            except Wrong as wrong:
-                failures.append((case, str(wrong)))
-        if failures:
-            case, why = failures[0]
-            raise Wrong(f"wrong for {describe(case)} ({why}); wrong in {len(failures)} of "
-                        f"{len(tried)} cases tried")
+        judge_calls(answer, tried, lambda i, case, result: result_checker(
+            reference(*case))(result), lambda i, case: describe(case))
 
     def graded():
         """The checker that grading uses: the public cases, then the hidden ones."""

@@ -40,6 +40,23 @@ def encode(value):
                     "tensors, arrays, Case and objects of d2lutil.exercises.cases travel")
 
 
+def array_of(value):
+    """The tensor or NumPy array of a tagged ``{"$": "tensor" | "ndarray", "dtype",
+    "shape", "data"}`` (data flat or nested); a ValueError for a type of no numbers."""
+    if value["$"] == "tensor":
+        dtype = getattr(torch, str(value["dtype"]), None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"a tensor of {str(value['dtype'])[:40]}")
+        return torch.tensor(value["data"], dtype=dtype).reshape(value["shape"])
+    try:
+        dtype = np.dtype(str(value["dtype"]))
+    except TypeError:
+        raise ValueError(f"an array of {str(value['dtype'])[:40]}") from None
+    if dtype.kind not in "biufc":
+        raise ValueError(f"an array of {dtype}")
+    return np.array(value["data"], dtype=dtype).reshape(value["shape"])
+
+
 def decode(value):
     """The value :func:`encode` was given."""
     if isinstance(value, list):
@@ -53,14 +70,8 @@ def decode(value):
         from d2lutil.exercises.modules import Case
 
         return Case(*(decode(v) for v in value["fields"]))
-    if kind == "tensor":
-        dtype = getattr(torch, str(value["dtype"]))
-        if not isinstance(dtype, torch.dtype):
-            raise ValueError(f"not a tensor type: {value['dtype']!r}")
-        return torch.tensor(value["data"], dtype=dtype).reshape(value["shape"])
-    if kind == "ndarray":
-        return np.array(value["data"], dtype=np.dtype(str(value["dtype"]))).reshape(
-            value["shape"])
+    if kind in ("tensor", "ndarray"):
+        return array_of(value)
     if kind == "built":
         module = str(value.get("module", "cases"))
         if module not in BUILDERS:

@@ -17,9 +17,7 @@ proof; the comment beside each ``points=`` says which rule gives each part its p
 
 import math
 
-import numpy as np
-
-from . import Exercise, number, numbers_close, truth
+from . import Exercise, distinct, number, numbers_close, truth
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -30,17 +28,6 @@ def _root(value):
     """The relative error instead of its square: a typical slip."""
     return (math.sqrt(value), "this looks like the relative error, a square root; the "
                               "exercise asks for the relative squared error")
-
-
-def _apart(expected, mistakes, gap):
-    """``mistakes`` without those within ``gap`` of ``expected`` or of an earlier one (a
-    variant's formula may make two slips, or a slip and the answer, coincide)."""
-    kept = []
-    for value, message in mistakes:
-        if all(np.max(np.abs(np.subtract(value, other))) > gap
-               for other in [expected] + [v for v, _ in kept]):
-            kept.append((value, message))
-    return kept
 
 
 # --- exercise 1: v_2 with standard deviation sigma -----------------------------------------
@@ -63,17 +50,17 @@ def _ex1_parts(sigma):
             (other, "that split does worse than the even one: compare the two one-hot "
                     "limits")])),
         ("its relative squared error", number(
-            best_error, atol=TOL, mistakes=_apart(best_error, [
+            best_error, atol=TOL, mistakes=distinct(best_error, [
                 equal,
                 (1 - best_error, "that is the error of the other one-hot split, or the "
                                  "share explained rather than the share left over"),
-                _root(best_error)], 2 * TOL))),
+                _root(best_error)], atol=2 * TOL))),
         ("relative squared error of the even split", number(
-            even_error, atol=TOL, mistakes=_apart(even_error, [
+            even_error, atol=TOL, mistakes=distinct(even_error, [
                 equal,
                 (1 - even_error, "that is the share of the target explained, not the share "
                                  "left over"),
-                _root(even_error)], 2 * TOL)))]
+                _root(even_error)], atol=2 * TOL)))]
 
 
 def _ex1_hints(sigma):
@@ -117,11 +104,11 @@ def _ex2_parts(k):
     error = 1 - 1 / k
     return [
         ("best relative squared error", number(
-            error, atol=TOL, mistakes=_apart(error, [
+            error, atol=TOL, mistakes=distinct(error, [
                 (0.5, "that is the answer for two positions; with more, how many "
                       "directions of the values does one mixture keep?"),
                 (1 / k, "that is the share one head keeps, not the share it loses"),
-                _root(error)], 2 * TOL))),
+                _root(error)], atol=2 * TOL))),
         ("does it depend on the split?", truth(
             False, wrong_message="compare a few splits by least squares: the error does "
                                  "not move beyond sampling noise"))]
@@ -184,7 +171,7 @@ def _ex3_parts(d, q, k1):
         (weights[::-1], "the larger weight goes to the key more like the query")]
     return [
         ("the head's weights (alpha_1, alpha_2)", numbers_close(
-            weights, atol=1e-3, mistakes=_apart(weights, slips, 2e-3))),
+            weights, atol=1e-3, mistakes=distinct(weights, slips, atol=2e-3))),
         ("best relative squared error of its output", number(
             0.5, atol=TOL, mistakes=[
                 (_BOOK_WEIGHTS[1], "the error does not follow the weight on the other "

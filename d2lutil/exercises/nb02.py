@@ -21,22 +21,11 @@ import math
 
 import numpy as np
 
-from . import Exercise, function, number, numbers_close
+from . import Exercise, distinct, function, number, numbers_close
 
 __all__ = ["ex1", "ex2", "ex3"]
 
 TOL = 0.005  # a least-squares estimate on some 10,000 samples lands this close
-
-
-def _apart(expected, mistakes, gap):
-    """``mistakes`` without those within ``gap`` of ``expected`` or of an earlier one (a
-    variant's formula may make two slips, or a slip and the answer, coincide)."""
-    kept = []
-    for value, message in mistakes:
-        if all(np.max(np.abs(np.subtract(value, other))) > gap
-               for other in [expected] + [v for v, _ in kept]):
-            kept.append((value, message))
-    return kept
 
 
 # --- exercise 1: four heads over k positions ----------------------------------------------------
@@ -46,7 +35,7 @@ def _ex1_parts(weights):
     rank = int(np.linalg.matrix_rank(np.array(weights, dtype=float)))
     error = 1 - rank / k
     return [("best relative squared error", number(
-        error, atol=TOL, mistakes=_apart(error, [
+        error, atol=TOL, mistakes=distinct(error, [
             (0.0, "what matters is not how many heads there are but how many independent "
                   "directions their weights span"),
             (1 - 1 / k, "that is what one head leaves; how many independent rows do these "
@@ -58,7 +47,7 @@ def _ex1_parts(weights):
             (max(0.0, 1 - heads / k), "each row adds a direction only if it is no mixture "
                                       "of the others"),
             (rank / k, "that is the share the readout recovers, not the share it "
-                       "loses")], 2 * TOL)))]
+                       "loses")], atol=2 * TOL)))]
 
 
 def _ex1_hints(weights):
@@ -108,22 +97,22 @@ def _ex2_parts(weights, y):
     entry = float(mixing[0, 1])
     return [
         ("values (v_1, v_2) behind the outputs", numbers_close(
-            values, atol=1e-4, mistakes=_apart(values, [
+            values, atol=1e-4, mistakes=distinct(values, [
                 (outputs, "those are the heads' outputs, each still a mixture: undo the "
                           "mixing"),
                 (mixing @ outputs, "that mixes the outputs once more; the readout undoes "
                                    "the mixing matrix"),
                 (values[::-1], "the values come in the order of the positions, v_1 "
-                               "first")], 2e-4))),
+                               "first")], atol=2e-4))),
         ("weight of head 2's output in the readout of v_1", number(
-            weight, atol=1e-4, mistakes=_apart(weight, [
+            weight, atol=1e-4, mistakes=distinct(weight, [
                 (entry, "that is an entry of the mixing matrix, a head's weight on a "
                         "position; the readout is its inverse"),
                 (-entry, "close: the inverse of a 2 x 2 matrix also divides by its "
                          "determinant"),
                 (head_1, "that is the weight of head 1's output"),
                 (0.0, "head 2 also hands on some of v_1; the readout must take it "
-                      "back out")], 2e-4)))]
+                      "back out")], atol=2e-4)))]
 
 
 def _ex2_hints(weights, y):

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ..attention import MultiHeadAttention
-from . import Exercise, exception_type, function, integer, numbers_close, truth
+from . import Exercise, distinct, exception_type, function, integer, numbers_close, truth
 from .cases import refusing_attention
 
 __all__ = ["ex1", "ex2", "ex3"]
@@ -93,7 +93,7 @@ def _ex2_parts(num_hiddens, num_heads, query_size, key_size, value_size):
             True, wrong_message="only a projection whose input width is missing is lazy; "
                                 "here every width is given")),
         ("number of parameters", integer(count, what="count of parameters",
-                                         mistakes=_distinct(mistakes, count))),
+                                         mistakes=distinct(count, mistakes))),
         ("what keys of width 100 raise", exception_type(ValueError))]
 
 
@@ -111,16 +111,6 @@ def _ex2_hints(num_hiddens, num_heads, query_size, key_size, value_size):
         f"{said}, and there are no biases. For the last part call the "
         "module inside `try`/`except` and look at `type(error)`.",
     ]
-
-
-def _distinct(mistakes, right):
-    """``mistakes`` without those equal to the right answer or to an earlier mistake."""
-    kept, seen = [], {right}
-    for value, message in mistakes:
-        if value not in seen:
-            kept.append((value, message))
-            seen.add(value)
-    return kept
 
 
 ex2 = Exercise(

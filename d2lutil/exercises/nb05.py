@@ -18,29 +18,15 @@ proof; several parts of one exercise may share its worth.
 
 import math
 
-import numpy as np
-
 from .. import alignment
 from ..attention import masked_softmax
-from . import Exercise, Wrong, as_array, number, numbers_close
+from . import Exercise, Wrong, as_array, distinct, number, numbers_close
 from .checkers import word as word_of  # ``word`` is a value of exercise 1's variants
 
 __all__ = ["ex1", "ex2", "ex3"]
 
 REGIMES = ["sharp", "split", "diffuse", "unclear"]
 TOL = 0.01  # the weights are read off a softmax: two decimals are enough
-
-
-def _apart(mistakes, right, atol=0.0, rtol=1e-6):
-    """``mistakes`` without those that the right answer's tolerance (or an earlier
-    mistake's) takes in: each kept one then gets its own message."""
-    kept, taken = [], [np.asarray(right, dtype=float)]
-    for value, message in mistakes:
-        value = np.asarray(value, dtype=float)
-        if not any(np.allclose(value, t, atol=2 * atol, rtol=2 * rtol) for t in taken):
-            kept.append((value.tolist(), message))
-            taken.append(value)
-    return kept
 
 
 def _ex1_parts(letter, word, d, seed):
@@ -63,8 +49,9 @@ def _ex1_parts(letter, word, d, seed):
                                                     "your d and seed"))
     weights = row[copies].tolist()
     regime = alignment.classify_row(row, copies)
-    return [("weight of each copy", numbers_close(weights, atol=TOL, read="one_or_each",
-                                                  mistakes=_apart(mistakes, weights, TOL))),
+    return [("weight of each copy", numbers_close(
+                weights, atol=TOL, read="one_or_each",
+                mistakes=distinct(weights, mistakes, atol=2 * TOL))),
             ("regime", word_of(regime, REGIMES,
                                mistakes=_regime_mistakes(regime, letter, word)))]
 
@@ -150,7 +137,7 @@ def _ex2_parts(first_seed, last_seed):
                                                      "19, the book's: count seeds "
                                                      f"{first_seed} to {last_seed}"))
     return [("robustness counts at d = 128 and 256", numbers_close(
-                expected, keys=_WIDTHS, mistakes=_apart(mistakes, expected))),
+                expected, keys=_WIDTHS, mistakes=distinct(expected, mistakes, rtol=2e-6))),
             ("share of seeds with e's row diffuse, d = 16 and d = 256", _diffuse_shares)]
 
 
@@ -243,8 +230,8 @@ def _ex3_parts(d, seed):
         if book_letter != letter:
             letter_mistakes.append((book_letter, said.replace("row", "top letter", 1)))
     return [("largest weight in e's row without scaling", number(
-                largest, atol=TOL, mistakes=[(float(v), m) for v, m in _apart(
-                    weight_mistakes, largest, TOL)])),
+                largest, atol=TOL, mistakes=[(float(v), m) for v, m in distinct(
+                    largest, weight_mistakes, atol=2 * TOL)])),
             ("letter that gets it", word_of(letter, sorted(set(_PAIR[1])) + ["e"],
                                          mistakes=letter_mistakes))]
 

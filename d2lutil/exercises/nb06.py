@@ -21,7 +21,7 @@ proof; several parts of one exercise may share its worth.
 
 import numbers
 
-from . import Exercise, Wrong, integer, numbers_close, word
+from . import Exercise, Wrong, distinct, integer, numbers_close, word
 from .checkers import around
 
 __all__ = ["ex1", "ex2", "ex3"]
@@ -87,18 +87,6 @@ def _refit_floors(width, h, d_x):
     return [max(0.0, 1 - s * min(width, d_x) / (2 * d_x)) for s in range(1, h + 1)]
 
 
-def _distinct(expected, mistakes):
-    """``mistakes`` without those equal to ``expected`` or to an earlier mistake."""
-    def same(u, v):
-        return len(u) == len(v) and all(abs(a - b) < 1e-9 for a, b in zip(u, v, strict=True))
-
-    kept = []
-    for value, message in mistakes:
-        if not any(same(value, v) for v in [expected, *(v for v, _ in kept)]):
-            kept.append((value, message))
-    return kept
-
-
 def _ex2_parts(num_hiddens, h, d_x):
     p = num_hiddens // h
     errors = _refit_floors(p, h, d_x)
@@ -112,7 +100,7 @@ def _ex2_parts(num_hiddens, h, d_x):
     ]
     return [("refitted error keeping s = 1, ..., h heads", numbers_close(
         errors, atol=0.01, keys=list(range(1, h + 1)),
-        mistakes=_distinct(errors, mistakes)))]
+        mistakes=distinct(errors, mistakes, atol=1e-9)))]
 
 
 def _ex2_hints(num_hiddens, h, d_x):

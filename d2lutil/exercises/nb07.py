@@ -16,21 +16,9 @@ library or the docs), 2 for a computation or a derivation, 3 for an implementati
 proof; several parts of one exercise may share its worth.
 """
 
-from . import Exercise, integer, numbers_close, word
+from . import Exercise, distinct, integer, numbers_close, word
 
 __all__ = ["ex1", "ex2", "ex3"]
-
-
-def _distinct(expected, mistakes):
-    """``mistakes`` without those equal to ``expected`` or to an earlier mistake."""
-    def same(u, v):
-        return len(u) == len(v) and all(abs(a - b) < 1e-9 for a, b in zip(u, v, strict=True))
-
-    kept = []
-    for value, message in mistakes:
-        if not any(same(value, v) for v in [expected, *(v for v, _ in kept)]):
-            kept.append((value, message))
-    return kept
 
 
 def _floors(h, num_hiddens, d_x, g, width=None):
@@ -73,7 +61,7 @@ def _ex1_parts(h, num_hiddens, d_x, g):
          "a value's dimensions"),
     ]
     return [("error floors for each number of key/value heads", numbers_close(
-        floors, atol=0.02, keys=list(g), mistakes=_distinct(floors, mistakes)))]
+        floors, atol=0.02, keys=list(g), mistakes=distinct(floors, mistakes, atol=1e-9)))]
 
 
 def _ex1_hints(h, num_hiddens, d_x, g):
@@ -255,7 +243,7 @@ def _ex3_parts(gib, tokens, g):
         mistakes.append((near, "a sequence's cache fits whole or not at all: count the "
                                "whole sequences"))
     return [("sequences that fit for each number of key/value heads", numbers_close(
-        fits, keys=list(g), mistakes=_distinct(fits, mistakes)))]
+        fits, keys=list(g), mistakes=distinct(fits, mistakes, atol=1e-9)))]
 
 
 ex3 = Exercise(

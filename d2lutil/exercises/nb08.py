@@ -28,21 +28,9 @@ import json
 
 import numpy as np
 
-from . import Exercise, integer, numbers_close
+from . import Exercise, distinct, integer, numbers_close
 
 __all__ = ["ex1", "ex2", "ex3"]
-
-
-def _distinct(expected, mistakes):
-    """``mistakes`` without those equal to ``expected`` or to an earlier one: a variant's
-    lengths can make two of them coincide."""
-    kept = []
-    for value, message in mistakes:
-        if not any(np.array_equal(np.asarray(value, dtype=float),
-                                  np.asarray(seen, dtype=float))
-                   for seen in [expected, *(v for v, _ in kept)]):
-            kept.append((value, message))
-    return kept
 
 
 # Exercise 1: a -stion word said S CH AH N, teacher forced. For "question", K W EH S CH
@@ -65,7 +53,7 @@ def _ex1_parts(word, phonemes):
     keys = row + 1
     return [
         ("keys the row's self-attention sees", integer(
-            keys, what="count of keys", mistakes=_distinct(keys, [
+            keys, what="count of keys", mistakes=distinct(keys, [
                 (len(said) + 1, "that is every row of the word: the causal valid_lens hide "
                                 "the phonemes the row is yet to predict"),
                 (row, "the row's own input token is one of its keys: row t sees t + 1 "
@@ -73,7 +61,7 @@ def _ex1_parts(word, phonemes):
                 (len(said), "that counts the phonemes of the word; a row sees only the "
                             "tokens given before its prediction")]))),
         ("keys its cross-attention sees", integer(
-            len(word), what="count of keys", mistakes=_distinct(len(word), [
+            len(word), what="count of keys", mistakes=distinct(len(word), [
                 (keys, "the cross-attention is not causal: every phoneme row may read "
                        "every letter of the word"),
                 (len(said), "its keys are the letters of the word, not the phonemes")]))),
@@ -139,7 +127,7 @@ def _ex2_parts(num_phonemes):
     without = steps * (steps + 1) // 2  # step t projects t tokens
     return [
         ("positions projected without a cache", integer(
-            without, what="count of positions", mistakes=_distinct(without, [
+            without, what="count of positions", mistakes=distinct(without, [
                 (without - steps, "that stops a step early: the last step, which "
                                   "produces <eos>, also projects every token it reads"),
                 (steps * steps, "step t reads only the t tokens so far, not all of "
@@ -147,7 +135,7 @@ def _ex2_parts(num_phonemes):
                 (steps, "that is with a cache: without one, every step projects the "
                         "whole prefix again")]))),
         ("positions projected with a cache", integer(
-            steps, what="count of positions", mistakes=_distinct(steps, [
+            steps, what="count of positions", mistakes=distinct(steps, [
                 (1, "each step of the decode projects its new token"),
                 (without, "that is without a cache: with one, a step projects its new "
                           "token only"),
@@ -215,7 +203,7 @@ def _mask_checker(letter_lens, row_lens):
     mask = (s < letter_lens[:, None, None, None]) & (t >= 0)  # (2, 1, T, S): attend
     rows = row_lens[:, None, None, None]
     return numbers_close(mask.astype(float), read="boolean_mask", name_shape=False,
-                         mistakes=_distinct(mask, [
+                         mistakes=distinct(mask, [
         (~mask, "True must mean 'may attend' (SDPA's convention); this is the opposite, "
                 "like the key_padding_mask of nn.MultiheadAttention"),
         (mask & (s <= t), "the cross-attention is not causal: a phoneme row may read "
@@ -236,7 +224,7 @@ def _ex3_parts(words, phonemes):
     shape = [len(words), _HEADS, T, S]
     return [
         ("shape of the cross-attention weights", numbers_close(
-            shape, mistakes=_distinct(shape, [
+            shape, mistakes=distinct(shape, [
                 ([len(words), _HEADS, S, T], "rows are the queries, one per phoneme "
                                              "predicted; columns the keys, the letters"),
                 ([len(words), _HEADS, T - 1, S], "each word also has the row that "

@@ -18,7 +18,7 @@ library or the docs), 2 for a computation or a derivation, 3 for an implementati
 proof; several parts of one exercise may share its worth.
 """
 
-from . import Exercise, integer, truth, word
+from . import Exercise, distinct, integer, truth, word
 
 __all__ = ["ex1", "ex2"]
 
@@ -83,13 +83,9 @@ _NUM_HIDDENS = 64  # the translator's width: W_o's weight is (64, 64)
 
 
 def _distinct(expected, mistakes):
-    """``mistakes`` without those equal to ``expected`` or to an earlier one (a variant's
-    sizes can make two of them coincide), and without negative ones."""
-    kept = []
-    for value, message in mistakes:
-        if value >= 0 and value != expected and value not in [v for v, _ in kept]:
-            kept.append((value, message))
-    return kept
+    """``mistakes`` without negative ones (no column or count is), and without those that
+    are ``expected`` or an earlier one (a variant's sizes can make two coincide)."""
+    return distinct(expected, [(v, m) for v, m in mistakes if v >= 0])
 
 
 def _ex2_parts(num_heads, head):

@@ -29,13 +29,15 @@ import numpy as np
 from d2lutil.exercises import codec
 from d2lutil.exercises.answers import (
     FACTORS,
-    NotAnswered,
     Wrong,
     as_array,
     as_float,
-    is_placeholder,
+    as_truth,
+    as_word,
+    exception_name,
     kind_of,
 )
+from d2lutil.exercises.checkers import judge_calls
 
 CELLS = 4  # grid cells per tolerance
 PATTERN_SIZE = 16  # arrays up to this size also get "every number is off by ..." messages
@@ -184,7 +186,7 @@ def _seal_integer(checker, key, tag):
     for value, phrase in near:
         if value != expected:
             probes.setdefault(digest(key, tag, str(value)), [phrase, True])
-    return {"kind": "integer", "ok": digest(key, tag, str(expected)), "probes": probes,
+    return {"kind": "integer", "ok": [digest(key, tag, str(expected))], "probes": probes,
             "what": checker.what}
 
 
@@ -279,15 +281,20 @@ def _number_check(data, key, tag):
 
     def check(answer):
         x = as_float(answer)
-        cell = digest(key, tag, grid.cell(x))
-        if cell in data["ok"]:
-            return
-        if cell in data["probes"]:
-            message, phrase = data["probes"][cell]
-            raise Wrong(f"{x:.6g} is {message}" if phrase else message)
-        raise Wrong(f"{x:.6g} is not the right value")
+        _verdict(data, digest(key, tag, grid.cell(x)), f"{x:.6g}")
 
     return check
+
+
+def _verdict(data, cell, shown):
+    """Return if ``cell`` is a right one; else raise the message of its probe, or "not the
+    right value" (``shown``: the answer as the message prints it)."""
+    if cell in data["ok"]:
+        return
+    if cell in data["probes"]:
+        message, phrase = data["probes"][cell]
+        raise Wrong(f"{shown} is {message}" if phrase else message)
+    raise Wrong(f"{shown} is not the right value")
 
 
 def _integer_check(data, key, tag):
@@ -295,13 +302,7 @@ def _integer_check(data, key, tag):
         x = as_float(answer)
         if not x.is_integer():
             raise Wrong(f"a {data['what']} is a whole number, got {x:g}")
-        cell = digest(key, tag, str(int(x)))
-        if cell == data["ok"]:
-            return
-        if cell in data["probes"]:
-            message, phrase = data["probes"][cell]
-            raise Wrong(f"{x:.0f} is {message}" if phrase else message)
-        raise Wrong(f"{x:.0f} is not the right value")
+        _verdict(data, digest(key, tag, str(int(x))), f"{x:.0f}")
 
     return check
 
@@ -350,24 +351,9 @@ def _numbers_close_check(data, key, tag):
     return check
 
 
-_YES, _NO = {"yes", "true", "y"}, {"no", "false", "n"}
-
-
 def _truth_check(data, key, tag):
     def check(answer):
-        if isinstance(answer, str):
-            text = answer.strip().lower()
-            if text not in _YES | _NO:
-                raise Wrong(f"expected True or False, got the string {answer!r}")
-            value = text in _YES
-        elif isinstance(answer, (bool, np.bool_)):
-            value = bool(answer)
-        elif hasattr(answer, "dtype") and str(answer.dtype) in ("bool", "torch.bool") and (
-                getattr(answer, "ndim", 0) == 0):
-            value = bool(answer)
-        else:
-            raise Wrong(f"expected True or False, got {kind_of(answer)}")
-        if digest(key, tag, str(value)) != data["ok"]:
+        if digest(key, tag, str(as_truth(answer))) != data["ok"]:
             raise Wrong(data["wrong"])
 
     return check
@@ -377,12 +363,7 @@ def _word_check(data, key, tag):
     choices, aliases = data["choices"], data["aliases"]
 
     def check(answer):
-        if not isinstance(answer, str):
-            raise Wrong(f"expected a string, one of {choices}, got {kind_of(answer)}")
-        text = answer.strip().lower()
-        text = aliases.get(text, text)
-        if text not in choices:
-            raise Wrong(f"expected one of {choices}, got {answer!r}")
+        text = as_word(answer, choices, aliases)
         cell = digest(key, tag, text)
         if cell != data["ok"]:
             raise Wrong(data["mistakes"].get(cell, f"{text!r} is not right"))
@@ -392,18 +373,7 @@ def _word_check(data, key, tag):
 
 def _exception_check(data, key, tag):
     def check(answer):
-        if isinstance(answer, type) and issubclass(answer, BaseException):
-            name = answer.__name__
-        elif isinstance(answer, BaseException):
-            name = type(answer).__name__
-        elif isinstance(answer, str):
-            name = answer.strip()
-        elif isinstance(answer, bool) or answer is None:
-            raise Wrong("expected an exception class such as KeyError (something is raised)"
-                        if answer in (False, None) else
-                        "expected an exception class such as KeyError, not True")
-        else:
-            raise Wrong(f"expected an exception class such as KeyError, got {kind_of(answer)}")
+        name = exception_name(answer)
         if digest(key, tag, name) != data["ok"]:
             raise Wrong(f"{name} is not what is raised")
 
@@ -419,24 +389,8 @@ def _function_check(data, key, tag):
     def check(answer):
         if not callable(answer):
             raise Wrong(f"expected a function, got {kind_of(answer)}")
-        failures = []
-        tried = cases()
-        for i, case in enumerate(tried):
-            try:
-                result = answer(*case)
-            except Exception as error:
-                raise Wrong(f"your function raised {type(error).__name__} ({error}) for "
-                            f"{data['describe'][i]}") from None
-            if is_placeholder(result):
-                raise NotAnswered
-            try:
-                results[i](result)
-            except Wrong as wrong:
-                failures.append((i, str(wrong)))
-        if failures:
-            i, why = failures[0]
-            raise Wrong(f"wrong for {data['describe'][i]} ({why}); wrong in {len(failures)} "
-                        f"of {len(tried)} cases tried")
+        judge_calls(answer, cases(), lambda i, case, result: results[i](result),
+                    lambda i, case: data["describe"][i])
 
     check.cases, check.public_only = cases, True
     return check
