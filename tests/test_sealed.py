@@ -325,3 +325,14 @@ def test_no_hint_or_message_of_a_students_variant_states_its_answer(name, exerci
             for text in texts:
                 assert not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", said), (
                     name, exercise.name, index, j, text)
+
+
+def test_a_sealed_count_refuses_the_set_it_counts():
+    book = integer(2, what="number of heads", read="a_count", mistakes=[(1, "one head")])
+    check, _ = sealed_check(book)
+    for answer in ({0, 1}, [0, 3], (1, 2)):
+        assert verdict(book, answer) == verdict(check, answer) == (
+            "that looks like a set; the question asks for its size, the number of things "
+            "it holds")
+    assert verdict(check, [2]) == verdict(check, 2) == "right"
+    assert verdict(check, 1) == "one head"

@@ -125,9 +125,16 @@ def number(expected, *, atol=0.0, rtol=1e-6, factor=None, mistakes=()):
     return _built_with(check, expected, mistakes, atol=atol, rtol=rtol, factor=factor)
 
 
-def integer(expected, *, mistakes=(), what="count"):
-    """A checker for a whole number (``9327``, ``9327.0``, a NumPy int or a tensor)."""
+def integer(expected, *, mistakes=(), what="count", read=None):
+    """A checker for a whole number (``9327``, ``9327.0``, a NumPy int or a tensor).
+
+    ``read`` names a reader of d2lutil.exercises.readers (``"a_count"``: a set is not its
+    size)."""
+    reader = _reader(read)
+
     def check(answer):
+        if reader is not None:
+            answer = reader(answer, 1)
         x = as_float(answer)
         if not x.is_integer():
             raise Wrong(f"a {what} is a whole number, got {x:g}")
@@ -136,7 +143,7 @@ def integer(expected, *, mistakes=(), what="count"):
         message = known_mistake(x, mistakes, lambda v: x == v)
         raise Wrong(message or f"{x:.0f} is {how_far(x, expected)}")
 
-    return _built_with(check, expected, mistakes, what=what)
+    return _built_with(check, expected, mistakes, what=what, read=read)
 
 
 def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
@@ -151,13 +158,7 @@ def numbers_close(expected, *, atol=0.0, rtol=1e-6, any_order=False, keys=None,
     broadcasts). ``name_shape=False``: a wrong shape's message does not say the right one
     (when the shape is the answer to another part).
     """
-    reader = None
-    if read is not None:
-        from d2lutil.exercises import readers
-
-        if read not in readers.__all__:
-            raise ValueError(f"read must be one of {readers.__all__}, got {read!r}")
-        reader = getattr(readers, read)
+    reader = _reader(read)
     expected = np.asarray(expected, dtype=float)
     if keys is not None and (expected.ndim != 1 or len(keys) != expected.size):
         raise ValueError(f"keys must give one key per number of a 1-D expected, got "
@@ -244,6 +245,17 @@ def exception_type(expected):
             raise Wrong(f"{name} is not what is raised")
 
     return _built_with(check, expected)
+
+
+def _reader(read):
+    """The reader of d2lutil.exercises.readers named ``read`` (None: none)."""
+    if read is None:
+        return None
+    from d2lutil.exercises import readers
+
+    if read not in readers.__all__:
+        raise ValueError(f"read must be one of {readers.__all__}, got {read!r}")
+    return getattr(readers, read)
 
 
 def judge_calls(answer, cases, judge, describe):

@@ -6,11 +6,13 @@ raises :class:`Wrong`. It knows nothing of the right answer but that count, so t
 edition ships it as it is (d2lutil.exercises.sealed).
 """
 
+import numbers
+
 import numpy as np
 
 from d2lutil.exercises.answers import Wrong
 
-__all__ = ["boolean_mask", "one_or_each"]
+__all__ = ["a_count", "boolean_mask", "one_or_each"]
 
 
 def boolean_mask(answer, size):
@@ -45,4 +47,16 @@ def one_or_each(answer, size):
     shape = getattr(answer, "shape", None)
     if shape is not None and tuple(shape) == () and size > 1:  # a 0-d array or tensor
         return [float(answer)] * size
+    return answer
+
+
+def a_count(answer, size):
+    """A count, never the set it counts: a set, or a list or tuple of several whole
+    numbers, is refused with a message that says so."""
+    is_set = isinstance(answer, (set, frozenset)) or (
+        isinstance(answer, (list, tuple)) and len(answer) > 1
+        and all(isinstance(x, numbers.Integral) for x in answer))
+    if is_set:
+        raise Wrong("that looks like a set; the question asks for its size, the number of "
+                    "things it holds")
     return answer

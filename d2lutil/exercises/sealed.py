@@ -37,7 +37,7 @@ from d2lutil.exercises.answers import (
     exception_name,
     kind_of,
 )
-from d2lutil.exercises.checkers import judge_calls
+from d2lutil.exercises.checkers import _reader, judge_calls
 
 CELLS = 4  # grid cells per tolerance
 PATTERN_SIZE = 16  # arrays up to this size also get "every number is off by ..." messages
@@ -187,7 +187,7 @@ def _seal_integer(checker, key, tag):
         if value != expected:
             probes.setdefault(digest(key, tag, str(value)), [phrase, True])
     return {"kind": "integer", "ok": [digest(key, tag, str(expected))], "probes": probes,
-            "what": checker.what}
+            "what": checker.what, "read": checker.read}
 
 
 def _seal_numbers_close(checker, key, tag):
@@ -298,7 +298,11 @@ def _verdict(data, cell, shown):
 
 
 def _integer_check(data, key, tag):
+    reader = _reader(data.get("read"))
+
     def check(answer):
+        if reader is not None:
+            answer = reader(answer, 1)
         x = as_float(answer)
         if not x.is_integer():
             raise Wrong(f"a {data['what']} is a whole number, got {x:g}")
@@ -310,11 +314,7 @@ def _integer_check(data, key, tag):
 def _numbers_close_check(data, key, tag):
     grid = Grid(*data["grid"])
     size, keys = data["size"], data["keys"]
-    reader = None
-    if data["read"]:
-        from d2lutil.exercises import readers
-
-        reader = getattr(readers, data["read"])
+    reader = _reader(data["read"])
 
     def matches(values, sets, prefix):
         return [digest(key, f"{tag}:{prefix}{i}", grid.cell(v)) in sets[i]
