@@ -336,3 +336,26 @@ def test_a_sealed_count_refuses_the_set_it_counts():
             "it holds")
     assert verdict(check, [2]) == verdict(check, 2) == "right"
     assert verdict(check, 1) == "one head"
+
+
+@pytest.mark.parametrize("name, exercise", _chapter_exercises(),
+                         ids=[f"{n}.{e.name}" for n, e in _chapter_exercises()])
+def test_every_part_of_the_chapter_is_sealed_or_shipped_as_it_is(name, exercise):
+    data = sealed.seal_exercise(exercise, KEY, f"d2lutil.exercises.{name}", book=True)
+    kinds = {part["kind"] for parts in data["parts"] for _, part in parts}
+    assert kinds <= {"number", "integer", "numbers_close", "truth", "word",
+                     "exception_type", "function", "public"}
+
+
+def test_a_custom_part_is_refused_at_build_even_open_book():
+    def custom(answer):
+        if answer != 3:
+            raise Wrong("no")
+
+    exercise = Exercise(1, [("three", custom)], hints=["h"], solution="s",
+                        open_book={0: "a constant"}, key="test.ex1")
+    with pytest.raises(sealed.Unsealable, match="d2lutil.exercises.public"):
+        sealed.seal_exercise(exercise, KEY, "test")
+    custom.public_build = "d2lutil.exercises.public:diffuse_shares_checker"
+    data = json.loads(json.dumps(sealed.seal_exercise(exercise, KEY, "test")))
+    assert data["parts"][0][0][1] == {"kind": "public", "build": custom.public_build}

@@ -20,7 +20,7 @@ import math
 
 from .. import alignment
 from ..attention import masked_softmax
-from . import Exercise, Wrong, as_array, distinct, number, numbers_close
+from . import Exercise, distinct, number, numbers_close, public
 from .checkers import word as word_of  # ``word`` is a value of exercise 1's variants
 
 __all__ = ["ex1", "ex2", "ex3"]
@@ -138,24 +138,8 @@ def _ex2_parts(first_seed, last_seed):
                                                      f"{first_seed} to {last_seed}"))
     return [("robustness counts at d = 128 and 256", numbers_close(
                 expected, keys=_WIDTHS, mistakes=distinct(expected, mistakes, rtol=2e-6))),
-            ("share of seeds with e's row diffuse, d = 16 and d = 256", _diffuse_shares)]
-
-
-def _diffuse_shares(answer):
-    shares = as_array(answer).ravel()
-    if shares.size != 2:
-        raise Wrong(f"expected two shares (d = 16 and d = 256), got {shares.size} numbers")
-    if (shares > 1).any() or (shares < 0).any():
-        raise Wrong("give shares between 0 and 1: the number of diffuse rows divided by the "
-                    "number of seeds")
-    if (shares > 0.995).any():
-        raise Wrong("with a few hundred seeds some of e's rows are not diffuse: use more "
-                    "seeds")
-    for d, share in zip((16, 256), shares, strict=True):
-        if not 0.9 <= share <= 0.99:
-            raise Wrong(f"the share at d = {d} is not right")
-    if abs(shares[0] - shares[1]) > 0.06:
-        raise Wrong("the two shares differ by more than sampling noise explains")
+            ("share of seeds with e's row diffuse, d = 16 and d = 256",
+             public.diffuse_shares_checker())]
 
 
 def _range(start, stop):

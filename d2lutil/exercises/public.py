@@ -1,13 +1,16 @@
-"""Checkers that the student edition ships as they are: notebook 10's class and test.
+"""Checkers that the student edition ships as they are, since they hold no answer.
 
-The answer to these exercises is the lesson itself (a multi-head attention class, and a
-behaviour test that catches a bug), judged against the library's public modules, so there
-is nothing to seal: the student edition builds them from here (``public_build``), and
-grading adds cases the student never saw (``graded()``: other widths, another order).
+Notebook 5's shares of diffuse rows are right in a band, not at a value; the answer to
+notebook 10's exercises is the lesson itself (a multi-head attention class, and a
+behaviour test that catches a bug), judged against the library's public modules. There is
+nothing to seal: the student edition builds them from here (``public_build``), and grading
+adds cases the student never saw to notebook 10's (``graded()``: other widths, another
+order).
 """
 
 from d2lutil.attention import MultiHeadAttention
 from d2lutil.bugs import LAYOUTS, RepeatNotInterleave
+from d2lutil.exercises.answers import Wrong, as_array
 from d2lutil.exercises.modules import Case, _maker, behaviour_test, implementation
 
 CLASSES = {cls.__name__: cls for cls in (MultiHeadAttention, RepeatNotInterleave, *LAYOUTS)}
@@ -66,4 +69,29 @@ def test_checker():
     check = behaviour_test(RepeatNotInterleave, [MultiHeadAttention, *LAYOUTS], seed=0,
                            hidden_seed=1, make=lambda cls: layout_maker(cls.__name__))
     check.public_build = "d2lutil.exercises.public:test_checker"
+    return check
+
+
+def diffuse_shares_checker():
+    """Notebook 5, exercise 2: the shares of seeds whose row for e is diffuse at d = 16 and
+    d = 256, each estimated over a few hundred seeds: right in a band, close to each
+    other."""
+    def check(answer):
+        shares = as_array(answer).ravel()
+        if shares.size != 2:
+            raise Wrong(f"expected two shares (d = 16 and d = 256), got {shares.size} "
+                        "numbers")
+        if (shares > 1).any() or (shares < 0).any():
+            raise Wrong("give shares between 0 and 1: the number of diffuse rows divided by "
+                        "the number of seeds")
+        if (shares > 0.995).any():
+            raise Wrong("with a few hundred seeds some of e's rows are not diffuse: use "
+                        "more seeds")
+        for d, share in zip((16, 256), shares, strict=True):
+            if not 0.9 <= share <= 0.99:
+                raise Wrong(f"the share at d = {d} is not right")
+        if abs(shares[0] - shares[1]) > 0.06:
+            raise Wrong("the two shares differ by more than sampling noise explains")
+
+    check.public_build = "d2lutil.exercises.public:diffuse_shares_checker"
     return check
