@@ -412,6 +412,17 @@ def test_without_bubblewrap_it_says_grading_is_not_isolated(tmp_path, capsys):
     assert (tmp_path / "roster.csv").read_text().startswith("student_id,name,total")
 
 
+def test_files_without_an_id_are_named_on_the_command_line(tmp_path, capsys):
+    (tmp_path / "class").mkdir()
+    sc.write(sc.empty("04"), tmp_path / "class" / "nb04.ipynb")
+    assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv")]) == 0
+    err = capsys.readouterr().err
+    assert "1 file had no student id and was graded on nothing" in err and "--book" in err
+    with open(tmp_path / "g.csv", newline="") as file:
+        (row,) = list(csv.DictReader(file))
+    assert row["status"] == "no id" and row["total"] == "0"
+
+
 def test_decode_rebuilds_the_answers_the_checkers_know():
     import numpy as np
     import torch

@@ -336,3 +336,21 @@ def test_the_id_cell_catches_an_id_not_on_the_roster(edition):
     assert lines[2].startswith("s1010 is not on your class's roster") and lines[3] == "None"
     text = (edition["unpacked"] / "d2lutil" / "exercises" / "variants.py").read_text()
     assert "s1001" not in text and "s2002" not in text  # only short hashes
+
+
+def test_the_student_notebooks_are_clean_notebooks(edition):
+    """Valid nbformat with cell ids, no errors or machine paths in outputs, lines that fit
+    the notebooks' width (but the instructor's wheel address), the kernelspec every
+    chapter notebook names: the chapter's own checks (tests/hygiene.py)."""
+    import hygiene
+
+    for path in edition["notebooks"]:
+        nb = book.read(path)
+        problems = [*hygiene.check_valid(nb, path.name), *hygiene.check_errors(nb, path.name),
+                    *hygiene.check_streams_and_paths(nb, path.name),
+                    *hygiene.check_kernelspec(nb, path.name)]
+        for cell in nb.cells:
+            if book.SETUP_TAG in book.tags(cell):
+                cell.source = cell.source.replace(WHEEL_URL, "URL")
+        problems += hygiene.check_line_length(nb, path.name)
+        assert not problems, problems

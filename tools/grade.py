@@ -864,6 +864,12 @@ def main(argv=None):
     print(f"{len(rows)} submissions graded in {time.monotonic() - start:.0f} s: "
           f"{options.out}, {students} (one row per student) and "
           f"{options.out.parent / 'gradescope'}/")
+    no_id = sum(row["status"] == "no id" for row in rows)
+    if no_id:
+        print(f"{no_id} file{'s' if no_id > 1 else ''} had no student id and "
+              f"{'were' if no_id > 1 else 'was'} graded on nothing: name each "
+              f"ID{ID_SEPARATOR}anything.ipynb (GRADING.md), or grade on the book's values "
+              "with --book.", file=sys.stderr)
     return 0
 
 

