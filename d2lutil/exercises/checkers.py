@@ -133,11 +133,7 @@ def integer(expected, *, mistakes=(), what="count", read=None):
     reader = _reader(read)
 
     def check(answer):
-        if reader is not None:
-            answer = reader(answer, 1)
-        x = as_float(answer)
-        if not x.is_integer():
-            raise Wrong(f"a {what} is a whole number, got {x:g}")
+        x = whole_number(answer, what, reader)
         if x == expected:
             return
         message = known_mistake(x, mistakes, lambda v: x == v)
@@ -245,6 +241,17 @@ def exception_type(expected):
             raise Wrong(f"{name} is not what is raised")
 
     return _built_with(check, expected)
+
+
+def whole_number(answer, what, reader=None):
+    """The answer as a float that is a whole number, read by ``reader`` first; a Wrong
+    that names ``what`` ("count of parameters") for any other number."""
+    if reader is not None:
+        answer = reader(answer, 1)
+    x = as_float(answer)
+    if not x.is_integer():
+        raise Wrong(f"a {what} is a whole number, got {x:g}")
+    return x
 
 
 def _reader(read):

@@ -37,7 +37,7 @@ from d2lutil.exercises.answers import (
     exception_name,
     kind_of,
 )
-from d2lutil.exercises.checkers import _reader, judge_calls
+from d2lutil.exercises.checkers import _reader, judge_calls, whole_number
 
 CELLS = 4  # grid cells per tolerance
 PATTERN_SIZE = 16  # arrays up to this size also get "every number is off by ..." messages
@@ -296,11 +296,7 @@ def _integer_check(data, key, tag):
     reader = _reader(data.get("read"))
 
     def check(answer):
-        if reader is not None:
-            answer = reader(answer, 1)
-        x = as_float(answer)
-        if not x.is_integer():
-            raise Wrong(f"a {data['what']} is a whole number, got {x:g}")
+        x = whole_number(answer, data["what"], reader)
         _verdict(data, digest(key, tag, str(int(x))), f"{x:.0f}")
 
     return check
