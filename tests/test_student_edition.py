@@ -25,7 +25,7 @@ import grade
 import student_edition
 
 WHEEL_URL = "https://course.example.org/ta/d2lutil-0.1.0+student-py3-none-any.whl"
-HASH = re.compile(r"^[0-9a-f]{16}$")
+HASH = re.compile(r"^(?:[0-9a-f]{16}|[0-9a-f]{32})$")  # a sealed hash, or the build's key
 STUDENTS = ("s1001", "s2002")
 
 
@@ -84,6 +84,12 @@ def edition_texts(edition):
                            and getattr(node.targets[0], "id", "") == "_DATA")
             text = text.replace(repr(literal), "")
             text += "\n" + "\n".join(_strings_of(json.loads(literal)))
+        # random digits that say nothing: the roster's salt and short hashes, and the
+        # wheel's file hashes
+        if path.name == "variants.py":
+            text = re.sub(r"(?m)^ROSTER = \{.*\}$", "ROSTER = {...}", text)
+        if path.name == "RECORD":
+            text = re.sub(r"sha256=[A-Za-z0-9_-]+", "sha256=...", text)
         texts[str(path.relative_to(edition["unpacked"]))] = text
     return texts
 
