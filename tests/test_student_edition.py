@@ -34,7 +34,10 @@ def edition(tmp_path_factory):
     out = tmp_path_factory.mktemp("student")
     roster = out.parent / "roster.csv"
     roster.write_text("id,name\n" + "".join(f"{s},Student {s}\n" for s in STUDENTS))
-    notebooks, wheel = student_edition.build(out, WHEEL_URL, roster=roster)
+    # a fixed key (and so roster salt): the hashes, and what the tests find, are the same
+    # on every run
+    notebooks, wheel = student_edition.build(out, WHEEL_URL, key=bytes(range(16)),
+                                             roster=roster)
     unpacked = out / "unpacked"
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(unpacked)
