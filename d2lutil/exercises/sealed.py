@@ -44,7 +44,6 @@ PATTERN_SIZE = 16  # arrays up to this size also get "every number is off by ...
 MAX_CELLS = 400  # hashes one number may need; more means a tolerance too wide for a grid
 HELD = ("Your instructor holds the worked answer of this exercise: ask in class or in "
         "office hours once you have tried the hints.")
-PUBLIC_ONLY = "the public checks pass; more cases are checked when your notebook is graded"
 
 
 class Unsealable(ValueError):
