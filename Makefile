@@ -33,7 +33,7 @@ help:
 	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
 	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
-	@echo "make test-roundoff   the notebooks under nbval with another CPU's round-off"
+	@echo "make test-roundoff   the notebooks under nbval with ATen's kernels for a CPU without vector instructions"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
 	@echo "make robust    every notebook with every seed shifted by K = 1..5: asserts must hold"
 	@echo "make lab       JupyterLab on notebooks/"
@@ -77,16 +77,17 @@ GRADE_TESTS := tests/test_grade.py tests/test_autograder.py tests/test_student_e
 test: $(STAMP) $(NODE_STAMP)
 	$(PYTEST) -n $(JOBS) $(addprefix --ignore=,$(GRADE_TESTS))
 
-# The notebooks again under nbval, computed as a CPU without vector instructions computes
-# (ATen's default kernels, read when torch is imported): an output that only this kind of
-# machine reproduces fails here, before it lands (CONTRIBUTING.md, "Every machine").
+# The notebooks again under nbval, computed with ATen's kernels for a CPU without vector
+# instructions (read when torch is imported): an output that only ATen's vector kernels
+# reproduce fails here, before it lands. MKL and oneDNN still choose this CPU's own kernels
+# (CONTRIBUTING.md, "Every machine").
 test-roundoff: $(STAMP)
 	ATEN_CPU_CAPABILITY=default $(PYTEST) -n $(JOBS) notebooks
 
 # `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
 # answers, each file ID__name.ipynb on its student's variants (ROSTER: a CSV of the ids;
 # BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv) and roster.csv
-# beside it (tools/grade.py; GRADING.md).
+# beside it, never over ROSTER or SUBMISSIONS (tools/grade.py; GRADING.md).
 SUBMISSIONS ?=
 OUT ?= build/grades/grades.csv
 ROSTER ?=
@@ -97,11 +98,13 @@ grade: $(STAMP)
 
 # `make student-edition WHEEL_URL=https://.../d2lutil-0.1.0+student-py3-none-any.whl`: the
 # notebooks and the sealed wheel an instructor hands out, into build/student/
-# (tools/student_edition.py; GRADING.md). Put the wheel at WHEEL_URL. With ROSTER (the
-# class roster, as make grade reads it) the id cell catches a mistyped id.
+# (tools/student_edition.py; GRADING.md). Put the wheel at WHEEL_URL, under the file name it
+# is built with: pip refuses a renamed wheel, so WHEEL_URL must end in that name (checked
+# before building). With ROSTER (the class roster, as make grade reads it) the id cell
+# catches a mistyped id.
 WHEEL_URL ?=
 student-edition: $(STAMP)
-	@test -n "$(WHEEL_URL)" || { echo "usage: make student-edition WHEEL_URL=URL: where students will download the wheel (https://... or file:/...whl)" >&2; exit 2; }
+	@test -n "$(WHEEL_URL)" || { echo "usage: make student-edition WHEEL_URL=URL: where students will download the wheel (https://... or file:/...), ending in its file name, d2lutil-VERSION+student-py3-none-any.whl" >&2; exit 2; }
 	$(BIN)/python tools/student_edition.py --wheel-url "$(WHEEL_URL)" $(if $(ROSTER),--roster "$(ROSTER)")
 
 # `make autograder`: the Gradescope autograder zip (setup.sh, run_autograder and what grading

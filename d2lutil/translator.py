@@ -33,6 +33,8 @@ import hashlib
 import json
 import numbers
 import pathlib
+import platform
+import re
 from typing import NamedTuple
 
 import torch
@@ -45,7 +47,8 @@ from .shapes import check_positive_int, check_seed
 from .tasks import one_thread
 
 __all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "draws", "fingerprint",
-           "greedy_decode", "head_list", "make_weights", "pronounce",
+           "greedy_decode", "head_list", "machine", "made_here", "made_on", "make_weights",
+           "pronounce",
            "sequence_loss", "shipped", "target_len", "train", "train_step", "trained",
            "warmup_then_decay"]
 
@@ -275,6 +278,62 @@ def fingerprint(words, entries, letters, phonemes):
     return digest.hexdigest()[:16]
 
 
+#: What decides the last bits of a training run on the CPU, as ``machine`` reads it.
+MACHINE_FIELDS = ("torch", "capability", "cpu", "blas", "onednn")
+
+
+def _cpu_name():
+    """The CPU's vendor, model name, family and model number (``/proc/cpuinfo``
+    on Linux; ``platform.processor()`` elsewhere)."""
+    try:
+        text = pathlib.Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return platform.processor() or platform.machine()
+    first = dict(re.findall(r"^(vendor_id|model name|cpu family|model)\s*:\s*(.*)$",
+                            text.split("\n\n")[0], flags=re.M))
+    if "model name" not in first:  # e.g. an ARM CPU: its implementer and part
+        return platform.processor() or platform.machine()
+    return (f"{first.get('vendor_id', '?')} {first['model name']}, "
+            f"family {first.get('cpu family', '?')}, model {first.get('model', '?')}")
+
+
+def machine():
+    """What decides the bits of a training run on the CPU, as a dict of strings:
+    the ``torch`` version, ATen's CPU ``capability``, the ``cpu`` (vendor, model
+    name, family, model) and the ``blas`` and ``onednn`` libraries torch reports.
+
+    The same torch and capability are not enough: MKL and oneDNN choose their
+    kernels by the CPU's vendor and model, so two AVX-512 CPUs can round apart.
+    """
+    config = torch.__config__.show()
+    mkl = re.search(r"Math Kernel Library Version (.+?)(?: for |\n)", config)
+    blas = re.search(r"BLAS_INFO=(\w+)", config)
+    onednn = re.search(r"MKL-DNN (v[\d.]+)|oneDNN (v[\d.]+)", config)
+    return {"torch": torch.__version__,
+            "capability": torch.backends.cpu.get_cpu_capability(),
+            "cpu": _cpu_name(),
+            "blas": " ".join(filter(None, [blas and blas[1], mkl and mkl[1]])) or "none",
+            "onednn": next(filter(None, onednn.groups())) if onednn else "none"}
+
+
+def made_here(made_by):
+    """True if ``made_by`` (a record of ``machine()``) names this machine in every
+    field of ``MACHINE_FIELDS``: only then does training here give the same bits.
+    A missing field means another machine."""
+    here = machine()
+    return all(field in made_by and made_by[field] == here[field]
+               for field in MACHINE_FIELDS)
+
+
+def made_on(made_by):
+    """A record of ``machine()`` in words, naming only the fields it holds."""
+    words = f"torch {made_by['torch']} on a CPU with {made_by['capability']} instructions"
+    if "cpu" in made_by:
+        words += f" ({made_by['cpu']}; BLAS {made_by.get('blas', '?')}, " \
+                 f"oneDNN {made_by.get('onednn', '?')})"
+    return words
+
+
 def _manifest(folder=WEIGHTS):
     path = pathlib.Path(folder) / "weights.json"
     return json.loads(path.read_text()) if path.is_file() else {"seeds": {}}
@@ -290,9 +349,9 @@ def trained(words, entries, letters, phonemes, seed=0, folder=WEIGHTS):
     whose seeds are all shifted gets the model of the shifted seed. Returns
     the model (in eval mode) and a dict: ``seed``, ``shipped`` (True if
     loaded), ``num_steps`` (of training), ``losses`` (the training loss of
-    every step, as ``train`` returns them), and for shipped weights the
-    ``torch`` version and the CPU ``capability`` (ATen's kernels) that made
-    them.
+    every step, as ``train`` returns them), and for shipped weights what
+    ``machine()`` recorded of the machine that made them (weights shipped
+    before it was recorded name only ``torch`` and ``capability``).
     """
     check_seed(seed)
     effective = torch.Generator().manual_seed(seed).initial_seed()
@@ -350,9 +409,10 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     ``train(train_words, entries, letters, phonemes, seed=s)`` on one thread.
     Writes ``seed_<s>.pt`` (the float32 state dict) and ``weights.json``
     (each file's seed, data ``fingerprint``, test words and training losses,
-    the torch version and the CPU capability; the other seeds it lists are
-    kept if the same torch version and capability made them). Returns the
-    path of ``weights.json``.
+    and ``machine()`` as ``made_by``; the other seeds it lists are kept if
+    ``made_here`` says this machine made them, and otherwise ``ValueError``
+    asks for every seed, since a model trained elsewhere differs in its last
+    bits). Returns the path of ``weights.json``.
     """
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -360,12 +420,19 @@ def make_weights(seeds=SHIPPED_SEEDS, folder=WEIGHTS):
     entries = {word: options[0] for word, options in every.items()}
     letters = pronunciations.letter_vocab()
     phonemes = pronunciations.phoneme_vocab(entries)
-    made_by = {"torch": torch.__version__,
-               "capability": torch.backends.cpu.get_cpu_capability()}
-    before = _manifest(folder)  # its other seeds are kept if made alike
-    records = before["seeds"] if before.get("made_by") == made_by else {}
+    made_by = machine()
     for seed in seeds:
         check_seed(seed)
+    before = _manifest(folder)  # its other seeds are kept if made alike
+    records = before["seeds"] if made_here(before.get("made_by", {})) else {}
+    others = sorted(set(before["seeds"]) - {str(seed) for seed in seeds}, key=int)
+    if others and not records:
+        raise ValueError(
+            f"{folder / 'weights.json'} lists seeds {', '.join(others)}, made on another "
+            f"machine ({made_on(before['made_by'])}); a model trained here differs in its "
+            f"last bits, so remake every seed together: seeds "
+            f"{' '.join(sorted({*others, *map(str, seeds)}, key=int))}")
+    for seed in seeds:
         words, test_words, _ = pronunciations.split_words(entries, NUM_TEST, seed=seed)
         with one_thread():
             model, losses = train(words, entries, letters, phonemes, seed=seed,

@@ -381,3 +381,56 @@ def test_the_fingerprint_changes_with_the_data(vocab):
                 translator.fingerprint(WORDS, changed, letters, phonemes),
                 translator.fingerprint(WORDS, entries, letters,
                                        pronunciations.phoneme_vocab(changed))}) == 4
+
+
+def test_machine_names_what_decides_the_bits():
+    here = translator.machine()
+    assert tuple(here) == translator.MACHINE_FIELDS
+    assert all(isinstance(value, str) and value for value in here.values())
+    assert here["torch"] == torch.__version__
+    assert here["capability"] == torch.backends.cpu.get_cpu_capability()
+
+
+@pytest.mark.parametrize("change", [None, "cpu", "blas", "onednn", "torch", "capability"])
+def test_made_here_needs_every_field_equal(change):
+    record = translator.machine()
+    if change:
+        record[change] = "another"
+    assert translator.made_here(record) is (change is None)
+    if change:  # a field missing is another machine too, as in weights recorded before it
+        del record[change]
+        assert not translator.made_here(record)
+
+
+def test_made_on_names_only_what_was_recorded():
+    old = {"torch": "2.14.1", "capability": "AVX512"}
+    assert translator.made_on(old) == "torch 2.14.1 on a CPU with AVX512 instructions"
+    new = {**old, "cpu": "GenuineIntel Xeon, family 6, model 143", "blas": "mkl 2024.2",
+           "onednn": "v3.12.0"}
+    assert translator.made_on(new) == (
+        "torch 2.14.1 on a CPU with AVX512 instructions (GenuineIntel Xeon, family 6, "
+        "model 143; BLAS mkl 2024.2, oneDNN v3.12.0)")
+
+
+def test_make_weights_keeps_other_seeds_only_if_this_machine_made_them(tmp_path, monkeypatch):
+    """make_weights records machine() and keeps the seeds it lists only when made_here
+    says so; training is replaced by a small model, so only the bookkeeping runs."""
+    monkeypatch.setattr(translator, "train", lambda *a, seed=0, **kw: (
+        torch.nn.Linear(2, 1), [3.0 - seed, 1.0]))
+    path = translator.make_weights([0], tmp_path)
+    translator.make_weights([1], tmp_path)
+    manifest = json.loads(path.read_text())
+    assert manifest["made_by"] == translator.machine()
+    assert list(manifest["seeds"]) == ["0", "1"]
+    assert manifest["seeds"]["1"]["losses"] == [2.0, 1.0]
+    manifest["made_by"]["cpu"] = "another CPU"  # as if made elsewhere
+    path.write_text(json.dumps(manifest))
+    with pytest.raises(ValueError, match=r"lists seeds 0, 1, made on another machine \("
+                                         r"torch .*\(another CPU; .*remake every seed "
+                                         r"together: seeds 0 1 2$"):
+        translator.make_weights([2], tmp_path)
+    assert json.loads(path.read_text()) == manifest  # nothing written
+    translator.make_weights([1, 0, 2], tmp_path)
+    manifest = json.loads(path.read_text())
+    assert list(manifest["seeds"]) == ["0", "1", "2"] and translator.made_here(
+        manifest["made_by"])

@@ -7,10 +7,11 @@ For each seed s it runs notebook 8's data and training with every seed s
 (``d2lutil.translator.make_weights``: ``split_words(..., seed=s)``, then
 ``train(..., seed=s)`` on one thread, about half a minute a seed) and writes
 ``seed_<s>.pt`` and ``weights.json`` (each file's data fingerprint, test words and
-training losses, the torch version and the CPU capability that made them).
-``d2lutil.translator.trained`` loads them; a model trained on another CPU or torch
-version differs in its last digits, so remake them all together and run
-``make execute`` for notebooks 8 and 9 afterwards.
+training losses, and ``translator.machine()``: the torch version, CPU capability, CPU
+vendor and model, and BLAS and oneDNN versions that made them).
+``d2lutil.translator.trained`` loads them; a model trained on another machine (another
+CPU model, torch or library version) differs in its last digits, so remake them all
+together on one machine and run ``make execute`` for notebooks 8 and 9 afterwards.
 """
 
 import argparse
