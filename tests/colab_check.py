@@ -20,8 +20,10 @@
 
 import argparse
 import configparser
+import contextlib
 import copy
 import importlib.metadata as md
+import io
 import os
 import pathlib
 import re
@@ -108,6 +110,23 @@ def same(stored, new, cell):
     states (tests/nbval_tolerance.py, as nbval compares it in make test)."""
     stated = nbval_tolerance.tolerance(cell.metadata, "cell")
     return stored == new or (stated is not None and nbval_tolerance.close(stored, new, *stated))
+
+
+def recorded_setup_cell(source, in_colab, monkeypatch):
+    """Execute a setup cell's code, in Colab (``in_colab``: google.colab faked) or not, with
+    a recorder in place of subprocess.run (through pytest's ``monkeypatch``, which undoes
+    both): return (what it printed, the commands it ran as (args, keyword arguments)).
+    tests/test_colab.py and tests/test_setup_cells.py read the cells' pip commands so."""
+    calls = []
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append((args, kw)))
+    if in_colab:
+        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    else:
+        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
+    with contextlib.redirect_stdout(io.StringIO()) as out, \
+            contextlib.redirect_stderr(io.StringIO()) as err:
+        exec(compile(source, "<setup cell>", "exec"), {})
+    return out.getvalue() + err.getvalue(), calls
 
 
 def run_setup_cell(paths, pub, colab):

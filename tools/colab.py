@@ -15,7 +15,8 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
 * a code cell tagged ``colab-setup`` (id ``colab-setup``) placed before every
   other code cell: in Colab it pip-installs d2l without its dependencies and
   d2lutil from the repository at the branch (torch and numpy stay as Colab
-  has them); anywhere else it does nothing and prints nothing;
+  has them); anywhere else it does nothing and prints nothing (the student
+  edition, tools/student_edition.py, writes the same cell with the course's wheel);
 * ``slideshow.slide_type`` on every cell: "slide" for the title and every
   ``## `` section, "subslide" for ``### ``, for prose that follows code (one
   step per subslide) and wherever a slide would grow taller than a deck
@@ -165,16 +166,34 @@ def badge_line(pub, relpath):
     return f"[![{BADGE_ALT}]({BADGE_IMAGE})]({pub.colab_url(relpath)})"
 
 
-def setup_source(pub):
-    """The code of the setup cell. Its lines keep to the notebooks' 79 characters
-    (notebooks/ruff.toml) whatever the repository's address: the install target has a
-    line of its own."""
-    pins = ", ".join(f'"{book.pin(name)}"' for name in COLAB_PINS)
+def pins():
+    """The pinned requirements every setup cell installs (``COLAB_PINS`` at the pins of the
+    requirements files, book.pin), ``["d2l==1.0.3", ...]``: also the student edition's
+    README's install command (tools/student_edition.py)."""
+    return [book.pin(name) for name in COLAB_PINS]
+
+
+def setup_source(pub=None, wheel_url=None):
+    """The code of the setup cell: in Colab, pip-installs ``pins()`` and d2lutil, all
+    without their dependencies. d2lutil comes from the repository at its branch
+    (``pub.pip_target``: the chapter's cell) or, given ``wheel_url`` instead of ``pub``,
+    from the course's wheel there (the student edition's cell). Its lines keep to the
+    notebooks' 79 characters (notebooks/ruff.toml) whatever the address: the install target
+    has a line of its own."""
+    if (pub is None) == (wheel_url is None):
+        raise TypeError(f"setup_source needs pub or wheel_url, one of them, got {pub!r} and "
+                        f"{wheel_url!r}")
+    if wheel_url is None:
+        whose, elsewhere, target = "this chapter's", "nothing.", pub.pip_target
+    else:
+        whose, elsewhere = "your course's", "nothing (install as your course's README says)."
+        target = wheel_url
+    requirements = ", ".join(f'"{requirement}"' for requirement in pins())
     return (
         "# Colab setup: in Google Colab, install d2l, the CMU Pronouncing\n"
-        "# Dictionary (notebook 8's data) and this chapter's d2lutil, all without\n"
+        f"# Dictionary (notebook 8's data) and {whose} d2lutil, all without\n"
         "# their dependencies: Colab's torch and numpy stay as they are.\n"
-        "# Elsewhere: nothing.\n"
+        f"# Elsewhere: {elsewhere}\n"
         "import sys\n"
         "\n"
         'if "google.colab" in sys.modules:\n'
@@ -182,8 +201,8 @@ def setup_source(pub):
         "\n"
         "    subprocess.run(\n"
         '        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",\n'
-        f"         {pins},\n"
-        f'         "{pub.pip_target}"],\n'
+        f"         {requirements},\n"
+        f'         "{target}"],\n'
         "        check=True,\n"
         "    )"
     )

