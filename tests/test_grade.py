@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 
@@ -84,6 +85,7 @@ json.dump = lambda obj, file, **kw: file.write('{"score": 6, "status": "graded"}
 ESCAPES = """\
 import glob
 import socket
+import subprocess
 import sys
 
 
@@ -386,7 +388,7 @@ def test_bad_arguments_name_the_argument(tmp_path, capsys):
     cases = [
         ([str(tmp_path / "missing")], "SUBMISSIONS must be a folder"),
         ([str(tmp_path / "class"), "--out", str(tmp_path / "class" / "g.csv")],
-         "--out (OUT) must be outside SUBMISSIONS"),
+         "would be written into SUBMISSIONS"),
         ([str(tmp_path / "class"), "--out", str(tmp_path / "g.txt")], "must name a .csv"),
         ([str(tmp_path / "class"), "--jobs", "0"], "--jobs must be positive"),
         ([str(tmp_path / "class"), "--memory-mb", "512"], "--memory-mb must be at least"),
@@ -598,3 +600,37 @@ def test_ids_come_from_the_file_name_and_the_roster(tmp_path):
     assert grade.id_of(tmp_path / "s2__nb03.ipynb") == ("s2", None)
     assert "does not start with a student id" in grade.id_of(tmp_path / "nb03.ipynb")[1]
     assert "is not a student id" in grade.id_of(tmp_path / "a b__nb03.ipynb")[1]
+
+
+def test_a_roster_beside_out_is_read_never_written(tmp_path, monkeypatch, capsys):
+    """ROSTER and OUT in one folder: the roster read (its email column too) is left byte
+    for byte, and roster.csv is written beside OUT; a roster that is itself named
+    roster.csv there is refused from the command line, before any grading."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "class").mkdir()
+    (tmp_path / "course").mkdir()
+    sc.write(sc.notebook(NB03_RIGHT + ["d = ex1.params['d']\nparams_with_bias = 4 * d * d "
+                                       "+ 4 * d"]), tmp_path / "class" / "s1__03.ipynb")
+    given = b"id,name,email\r\ns1,Ada,ada@example.org\r\ns2,Bo,bo@example.org\r\n"
+    (tmp_path / "course" / "class.csv").write_bytes(given)
+    assert grade.main(["class", "--out", "course/grades.csv", "--roster", "course/class.csv",
+                       "--isolation", "bwrap" if BWRAP else "none"]) == 0
+    assert "1 submissions graded" in capsys.readouterr().out
+    assert (tmp_path / "course" / "class.csv").read_bytes() == given
+    with open(tmp_path / "course" / "roster.csv", newline="") as file:
+        by_id = {s["student_id"]: s for s in csv.DictReader(file)}
+    assert by_id["s1"]["total"] == str(CHAPTER["03"].max_points) and by_id["s2"]["name"] == "Bo"
+    assert sorted(os.listdir(tmp_path / "course")) == ["class.csv", "grades.csv", "gradescope",
+                                                       "roster.csv"]
+
+    (tmp_path / "course" / "class.csv").rename(tmp_path / "course" / "roster.csv")
+    (tmp_path / "course" / "grades.csv").unlink()
+    run = subprocess.run([sys.executable, str(grade.book.ROOT / "tools" / "grade.py"), "class",
+                          "--out", "course/grades.csv", "--roster", "course/roster.csv"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr == ("grade.py: error: the roster it writes beside OUT "
+                          "(course/roster.csv) would overwrite ROSTER, the roster it reads "
+                          "(course/roster.csv): choose an OUT in another folder\n")
+    assert (tmp_path / "course" / "roster.csv").read_bytes() == given
+    assert not (tmp_path / "course" / "grades.csv").exists()

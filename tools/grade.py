@@ -26,8 +26,9 @@ submission, with its student id, whether it counts (of one student's files for o
 notebook, the latest counts), the points and the check's message of every exercise part,
 the total, the status and the seconds it took; ``roster.csv`` beside it, one row per
 student with the total over the notebooks handed in; and for each submission a results
-file in the format of Gradescope's autograder (``gradescope/NAME.json``). GRADING.md says
-more.
+file in the format of Gradescope's autograder (``gradescope/NAME.json``). It writes over
+none of what it reads: a run whose outputs would land on the roster, a submission or
+anything in DIR stops before grading (``check_outputs``). GRADING.md says more.
 """
 
 import argparse
@@ -700,11 +701,16 @@ def write_roster(rows, out, roster=None):
     _write_rows(out, names, records)
 
 
+def partial_of(path):
+    """The temporary file a CSV is written to before it takes the name ``path``."""
+    return path.with_name(path.name + ".partial")
+
+
 def _write_rows(out, names, records):
     """Write ``records`` (dicts) to the CSV ``out`` with columns ``names``, through a
     temporary file: never half a file."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + ".partial")
+    partial = partial_of(out)
     with open(partial, "w", newline="", encoding="utf-8") as file:
         writer = csv.DictWriter(file, fieldnames=names)
         writer.writeheader()
@@ -781,6 +787,40 @@ def write_gradescope(rows, folder):
 
 # --- the command line -----------------------------------------------------------------------
 
+def output_paths(out):
+    """Where a run with ``--out OUT`` writes: OUT, the roster beside it (one row per
+    student) and the folder of Gradescope results beside it."""
+    return out, out.with_name("roster.csv"), out.parent / "gradescope"
+
+
+def check_outputs(folder, out, roster=None):
+    """Raise UsageError, naming both paths, if a file the run writes is one it reads (the
+    roster, a submission) or lies in SUBMISSIONS, or if OUT is the roster written beside
+    it. Paths are compared resolved (symlinks, ``..``)."""
+    out, students, gradescope = output_paths(out)
+    paths = submissions_in(folder)
+    writes = [(out, "OUT"), (partial_of(out), "the temporary file of OUT"),
+              (students, "the roster it writes beside OUT"),
+              (partial_of(students), "the temporary file of the roster it writes"),
+              (gradescope, "the folder of Gradescope results it writes beside OUT"),
+              *[(gradescope / f"{p.stem}.json", "a Gradescope result it writes")
+                for p in paths]]
+    reads = {p.resolve(): f"a submission ({p})" for p in paths}
+    if roster:
+        reads[pathlib.Path(roster).resolve()] = f"ROSTER, the roster it reads ({roster})"
+    for path, what in writes:
+        where, advice = path.resolve(), ("choose another OUT" if path == out
+                                         else "choose an OUT in another folder")
+        if where in reads:
+            raise UsageError(f"{what} ({path}) would overwrite {reads[where]}: {advice}")
+        if where.is_relative_to(folder.resolve()):
+            raise UsageError(f"{what} ({path}) would be written into SUBMISSIONS "
+                             f"({folder}): {advice}")
+    if out.name == students.name:
+        raise UsageError(f"OUT ({out}) cannot be named {students.name}: the roster of one "
+                         "row per student is written beside OUT under that name")
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(
         prog="grade.py", description="Grade a class's exercise notebooks (see the README, "
@@ -788,8 +828,9 @@ def parse_args(argv):
     parser.add_argument("submissions", metavar="SUBMISSIONS",
                         help="folder holding one .ipynb file per submission")
     parser.add_argument("--out", default=str(DEFAULT_OUT), metavar="FILE",
-                        help="the grades CSV (default build/grades/grades.csv; never inside "
-                        "SUBMISSIONS); Gradescope results go to gradescope/ beside it")
+                        help="the grades CSV (default build/grades/grades.csv); roster.csv and "
+                        "Gradescope results (gradescope/) go beside it, never over "
+                        "SUBMISSIONS or ROSTER")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
     parser.add_argument("--cell-timeout", type=float, default=120,
                         help="seconds a cell may run before it is interrupted (default 120)")
@@ -817,8 +858,7 @@ def parse_args(argv):
         raise UsageError(f"SUBMISSIONS must be a folder of .ipynb files: {folder} is "
                          f"{'a file' if folder.exists() else 'missing'}")
     out = pathlib.Path(args.out)
-    if out.resolve().is_relative_to(folder.resolve()):
-        raise UsageError(f"--out (OUT) must be outside SUBMISSIONS, got {out}")
+    check_outputs(folder, out, args.roster)
     if out.is_dir() or out.suffix.lower() != ".csv":
         raise UsageError(f"--out (OUT) must name a .csv file, got {out}")
     for name in ("jobs", "cell_timeout", "timeout", "memory_mb", "processes"):
@@ -857,13 +897,12 @@ def main(argv=None):
               "class').", file=sys.stderr)
     start = time.monotonic()
     rows = grade_class(folder, options)
-    write_csv(rows, options.out)
-    write_gradescope(rows, options.out.parent / "gradescope")
-    students = options.out.with_name("roster.csv")
+    out, students, gradescope = output_paths(options.out)
+    write_csv(rows, out)
+    write_gradescope(rows, gradescope)
     write_roster(rows, students, read_roster(options.roster) if options.roster else None)
     print(f"{len(rows)} submissions graded in {time.monotonic() - start:.0f} s: "
-          f"{options.out}, {students} (one row per student) and "
-          f"{options.out.parent / 'gradescope'}/")
+          f"{out}, {students} (one row per student) and {gradescope}/")
     no_id = sum(row["status"] == "no id" for row in rows)
     if no_id:
         print(f"{no_id} file{'s' if no_id > 1 else ''} had no student id and "
