@@ -7,7 +7,7 @@ outputs and gradients can be checked against each other before anything is timed
 ``IMPLS`` lists the names in the order of every table. ``build(name, ...)`` returns an
 ``Impl``: the module and a ``forward(queries, keys, values, valid_lens=None)`` callable
 returning the output (batch_size, num_queries, num_hiddens); ``valid_lens`` of shape
-(batch_size,) becomes torch's ``key_padding_mask`` (the loop over heads takes none).
+(batch_size,) becomes torch's ``key_padding_mask``.
 """
 
 import math
@@ -17,6 +17,8 @@ import torch
 from torch import nn
 
 import d2lutil
+from d2lutil.bugs import LoopAttention
+from d2lutil.masks import valid_lens_to_key_padding
 
 #: Reference of every ratio: torch's own module without weights.
 REFERENCE = "torch need_weights=False"
@@ -30,55 +32,11 @@ IMPLS = (
 )
 
 
-class LoopOverHeadsAttention(nn.Module):
-    """Multi-head attention written as its definition reads: h separate heads in a loop.
-
-    Head i has its own projections of width num_hiddens / num_heads and its own
-    scaled dot-product attention; the h outputs are concatenated and projected by W_o.
-    This is what folding the heads into the batch axis replaces: h small matrix
-    products per step instead of one large batched one. The weights of each head are
-    kept (a list of h tensors of shape (batch_size, num_queries, num_keys)).
-    """
-
-    def __init__(self, num_hiddens, num_heads):
-        super().__init__()
-        head_size = num_hiddens // num_heads
-        self.num_heads = num_heads
-
-        def heads():
-            return nn.ModuleList(
-                nn.Linear(num_hiddens, head_size, bias=False) for _ in range(num_heads))
-
-        self.W_q, self.W_k, self.W_v = heads(), heads(), heads()
-        self.W_o = nn.Linear(num_hiddens, num_hiddens, bias=False)
-        self.attention_weights = None
-
-    def forward(self, queries, keys, values):
-        outputs, weights = [], []
-        for W_q, W_k, W_v in zip(self.W_q, self.W_k, self.W_v, strict=True):
-            # Each: (batch_size, length, head_size)
-            q, k, v = W_q(queries), W_k(keys), W_v(values)
-            scores = torch.bmm(q, k.transpose(1, 2)) / math.sqrt(q.shape[-1])
-            head_weights = torch.softmax(scores, dim=-1)
-            weights.append(head_weights)
-            outputs.append(torch.bmm(head_weights, v))
-        self.attention_weights = weights
-        # (batch_size, num_queries, num_hiddens)
-        return self.W_o(torch.cat(outputs, dim=-1))
-
-
 def shared_weights(num_hiddens, seed=0):
     """Four (num_hiddens, num_hiddens) float32 matrices W_q, W_k, W_v, W_o, seeded."""
     gen = torch.Generator().manual_seed(seed)
     scale = 1.0 / math.sqrt(num_hiddens)
     return [torch.randn(num_hiddens, num_hiddens, generator=gen) * scale for _ in range(4)]
-
-
-def padding_mask(valid_lens, num_keys):
-    """torch's ``key_padding_mask`` (True = ignore) for ``valid_lens`` of shape (batch_size,)."""
-    if valid_lens is None:
-        return None
-    return torch.arange(num_keys, device=valid_lens.device) >= valid_lens[:, None]
 
 
 @dataclass
@@ -98,17 +56,16 @@ def build(name, num_hiddens, num_heads, seed=0):
     """The implementation ``name`` with the seeded shared weights, in eval mode."""
     W = shared_weights(num_hiddens, seed)
     d, h = num_hiddens, num_heads
-    if name in ("d2lutil fused", "d2lutil weights kept"):
-        module = d2lutil.MultiHeadAttention(d, h, fused=name == "d2lutil fused",
-                                            query_size=d, key_size=d, value_size=d)
-        _load_d2l_style(module, W)
+    if name in ("d2lutil fused", "d2lutil weights kept", "d2l", "loop over heads"):
+        if name == "d2l":
+            from d2l import torch as d2l  # ~7 s to import: only when asked for
 
-        def forward(queries, keys, values, valid_lens=None):
-            return module(queries, keys, values, valid_lens)
-    elif name == "d2l":
-        from d2l import torch as d2l  # ~7 s to import: only when asked for
-
-        module = d2l.MultiHeadAttention(d, h, dropout=0.0)
+            module = d2l.MultiHeadAttention(d, h, dropout=0.0)
+        elif name == "loop over heads":
+            module = LoopAttention(d, h)
+        else:
+            module = d2lutil.MultiHeadAttention(d, h, fused=name == "d2lutil fused",
+                                                query_size=d, key_size=d, value_size=d)
         with torch.no_grad():  # materialise the LazyLinear layers
             module(*[torch.zeros(1, 1, d)] * 3, None)
         _load_d2l_style(module, W)
@@ -124,22 +81,10 @@ def build(name, num_hiddens, num_heads, seed=0):
 
         def forward(queries, keys, values, valid_lens=None):
             # average_attn_weights=False: per-head weights, as d2lutil and d2l keep them
+            padding = None if valid_lens is None else valid_lens_to_key_padding(
+                valid_lens, keys.shape[1])
             return module(queries, keys, values, need_weights=need_weights,
-                          average_attn_weights=False,
-                          key_padding_mask=padding_mask(valid_lens, keys.shape[1]))[0]
-    elif name == "loop over heads":
-        module = LoopOverHeadsAttention(d, h)
-        size = d // h
-        with torch.no_grad():
-            for heads, w in zip((module.W_q, module.W_k, module.W_v), W[:3], strict=True):
-                for i, linear in enumerate(heads):
-                    linear.weight.copy_(w[i * size:(i + 1) * size])
-            module.W_o.weight.copy_(W[3])
-
-        def forward(queries, keys, values, valid_lens=None):
-            if valid_lens is not None:
-                raise ValueError("the loop over heads takes no valid_lens")
-            return module(queries, keys, values)
+                          average_attn_weights=False, key_padding_mask=padding)[0]
     else:
         raise ValueError(f"unknown implementation {name!r}; choose from {IMPLS}")
     return Impl(name, module.eval(), forward)
@@ -153,13 +98,11 @@ def attention_weights(impl, queries, keys, values):
                                average_attn_weights=False)[1]
         impl.forward(queries, keys, values)
     module = impl.module
-    if impl.name == "d2lutil weights kept":
+    if impl.name in ("d2lutil weights kept", "loop over heads"):
         return module.attention_weights
     if impl.name == "d2l":
         w = module.attention.attention_weights
         return w.reshape(queries.shape[0], -1, *w.shape[1:])
-    if impl.name == "loop over heads":
-        return torch.stack(module.attention_weights, dim=1)
     return None
 
 

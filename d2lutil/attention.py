@@ -31,7 +31,7 @@ __all__ = ["masked_softmax", "DotProductAttention", "MultiHeadAttention", "KVCac
 
 
 def valid_key_mask(valid_lens, num_keys, device):
-    """Boolean mask, True = may attend: the one mask of both paths of this module.
+    """Boolean mask, True = may attend: the library's one mask of ``valid_lens``.
 
     ``valid_lens`` has shape (batch_size,) (one length for every query of a
     sequence) or (batch_size, num_queries) (one length per query, e.g. causal);
@@ -42,6 +42,18 @@ def valid_key_mask(valid_lens, num_keys, device):
     lens = valid_lens.to(device)
     # (batch_size, 1, 1) or (batch_size, num_queries, 1), compared with (num_keys,)
     return positions < (lens[:, None, None] if lens.dim() == 1 else lens[:, :, None])
+
+
+def masked_weights(scores, mask=None):
+    """Softmax over the last axis of ``scores`` (any leading axes), 0 where ``mask`` (None, or
+    boolean broadcastable to ``scores``) is False. The one home of the rule: a query with no
+    valid key gets all-zero weights, never NaN, and a zero gradient. Modifies nothing."""
+    if mask is None:
+        return F.softmax(scores, dim=-1)
+    # A finite fill (the dtype's lowest value) instead of -inf keeps a fully
+    # masked row finite (uniform, then zeroed below), so its gradient is 0, not NaN.
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return F.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
 
 
 def masked_softmax(X, valid_lens=None):
@@ -55,13 +67,8 @@ def masked_softmax(X, valid_lens=None):
     require_3d("X", X)
     if valid_lens is None:
         return F.softmax(X, dim=-1)
-    batch_size, num_queries, num_keys = X.shape
-    check_valid_lens(valid_lens, batch_size, num_queries, num_keys)
-    mask = valid_key_mask(valid_lens, num_keys, X.device)
-    # A finite fill (the dtype's lowest value) instead of -inf keeps a fully
-    # masked row finite (uniform, then zeroed below), so its gradient is 0, not NaN.
-    scores = X.masked_fill(~mask, torch.finfo(X.dtype).min)
-    return F.softmax(scores, dim=-1).masked_fill(~mask, 0.0)
+    check_valid_lens(valid_lens, *X.shape)
+    return masked_weights(X, valid_key_mask(valid_lens, X.shape[-1], X.device))
 
 
 class DotProductAttention(nn.Module):
@@ -305,7 +312,7 @@ class MultiHeadAttention(nn.Module):
         self.num_hiddens, self.num_heads, self.fused = num_hiddens, num_heads, fused
         self.num_kv_heads, self.head_size = num_kv_heads, num_hiddens // num_heads
         self.dropout_p = dropout
-        self.attention = DotProductAttention(dropout)
+        self.attention = DotProductAttention(dropout)  # the book's name; drops weights
         # Created in this order (W_q, W_k, W_v, W_o) so that a seeded model is the same
         # whatever num_kv_heads; with num_kv_heads = num_heads all four are d x d.
         self.W_q = _projection(query_size, num_hiddens, bias)
@@ -391,20 +398,47 @@ class MultiHeadAttention(nn.Module):
         return self.W_o(self.transpose_output(output))
 
     def _attend(self, queries, keys, values, valid_lens):
-        """Attention over heads folded into the batch axis; keeps the weights unless fused."""
-        if self.fused:
-            self.attention_weights = None
-            return self._fused_attention(queries, keys, values, valid_lens)
-        if valid_lens is not None:
-            # Head j of sequence i sits at row i * num_heads + j, so each
-            # sequence's lengths are repeated num_heads times in a row.
-            valid_lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
-        output = self.attention(queries, keys, values, valid_lens)
-        # (batch_size, num_heads, num_queries, num_keys)
-        weights = self.attention.attention_weights
-        self.attention_weights = weights.reshape(
-            queries.shape[0] // self.num_heads, self.num_heads, *weights.shape[1:])
-        return output
+        """``attend`` on heads folded as (batch_size * num_heads, length, head_size)."""
+        # Each: (batch_size, num_heads, length, head_size), a view of the folded heads
+        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
+                                 for X in (queries, keys, values))
+        output = self.attend(queries, keys, values, valid_lens)
+        # (batch_size * num_heads, num_queries, head_size)
+        return output.reshape(-1, *output.shape[2:])
+
+    def attend(self, queries, keys, values, valid_lens=None):
+        """Every head at once on a head axis: queries (batch_size, num_heads, num_queries,
+        head_size), keys and values (batch_size, num_heads, num_keys, head_size) -> (batch_size,
+        num_heads, num_queries, head_size); its steps ``attention_mask`` and ``score_scale``
+        are methods. Unless fused, keeps (batch_size, num_heads, num_queries, num_keys) weights.
+        """
+        mask = self.attention_mask(valid_lens, queries.shape[2], keys.shape[2],
+                                   queries.device)
+        if not self.fused:
+            # (batch_size, num_heads, num_queries, num_keys), also where the book's
+            # Transformer reads them (block.attention.attention.attention_weights)
+            self.attention_weights = self.attention.attention_weights = masked_weights(
+                queries @ keys.transpose(2, 3) / self.score_scale(), mask)
+            return self.attention.dropout(self.attention_weights) @ values
+        self.attention_weights = None
+        # Kernels disagree on rows with no valid key (NaN on some backends): let such
+        # rows see every key, then zero their output, as masked_weights zeroes weights.
+        empty = None if mask is None else ~mask.any(dim=-1, keepdim=True)
+        output = F.scaled_dot_product_attention(
+            queries, keys, values, attn_mask=None if mask is None else mask | empty,
+            dropout_p=self.dropout_p if self.training else 0.0, scale=1 / self.score_scale())
+        return output if mask is None else output.masked_fill(empty, 0.0)
+
+    def attention_mask(self, valid_lens, num_queries, num_keys, device):
+        """(batch_size, 1, 1 or num_queries, num_keys), True = may attend, broadcast over
+        the heads; None without ``valid_lens``."""
+        if valid_lens is None:
+            return None
+        return valid_key_mask(valid_lens, num_keys, device)[:, None]
+
+    def score_scale(self):
+        """What the scores are divided by: sqrt(head_size), the width of one head."""
+        return math.sqrt(self.head_size)
 
     def _scale_heads(self, output, head_mask):
         """Each head's output times its entry of ``head_mask`` (notebook 6)."""
@@ -470,28 +504,3 @@ class MultiHeadAttention(nn.Module):
                 f"head_mask must have shape {allowed[0]} or {allowed[1]}, that is (num_heads,) "
                 f"or (batch_size, num_heads), got {tuple(head_mask.shape)}"
             )
-
-    def _fused_attention(self, queries, keys, values, valid_lens):
-        """Heads folded as (batch_size * num_heads, length, head_size), as in ``forward``.
-
-        The kernel gets free 4-D views (batch_size, num_heads, length, head_size) so that
-        the mask can stay (batch_size, 1, 1 or num_queries, num_keys) and broadcast over
-        the heads: a mask repeated per head would be as large as the weights it avoids.
-        """
-        dropout_p = self.dropout_p if self.training else 0.0
-        # Each: (batch_size, num_heads, length, head_size)
-        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
-                                 for X in (queries, keys, values))
-        if valid_lens is None:
-            output = F.scaled_dot_product_attention(queries, keys, values, dropout_p=dropout_p)
-        else:
-            # (batch_size, 1, 1, num_keys) or (batch_size, 1, num_queries, num_keys)
-            mask = valid_key_mask(valid_lens, keys.shape[2], queries.device)[:, None]
-            # Kernels disagree on rows with no valid key (NaN on some backends):
-            # let such rows see every key, then zero their output ourselves.
-            empty = ~mask.any(dim=-1, keepdim=True)
-            output = F.scaled_dot_product_attention(
-                queries, keys, values, attn_mask=mask | empty, dropout_p=dropout_p)
-            output = output.masked_fill(empty, 0.0)
-        # (batch_size * num_heads, num_queries, head_size)
-        return output.reshape(-1, *output.shape[2:])

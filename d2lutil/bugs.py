@@ -6,10 +6,11 @@ bias=False)``, ``forward(queries, keys, values, valid_lens=None)``, projections 
 num_heads, num_queries, num_keys). Each gives outputs of the right shape: a shape check
 passes, and only a behaviour test (``d2lutil.behaviour``) catches it.
 
-``Reference`` is ``d2lutil.attention.MultiHeadAttention`` with its attention step written
-out, one small method per step (the score scale, the padding mask, the causal mask). Each
-bug subclasses ``Reference`` (or ``CausalReference``) and replaces ONE method, so with the
-same seed it has the same weights and differs from its reference by the bug alone.
+``Reference`` is ``d2lutil.attention.MultiHeadAttention``, whose steps are small methods
+(``transpose_qkv``, ``score_scale``, ``attention_mask``, ``transpose_output``), with its mask
+split in two more (the padding mask, the causal mask). Each bug subclasses ``Reference`` (or
+``CausalReference``) and replaces ONE method, so with the same seed it has the same weights
+and differs from its reference by the bug alone.
 
 Causal attention is a constructor flag, ``causal=True`` (``CausalReference``): the mask
 then hides every key after a query's own position, aligned to the bottom-right corner, so
@@ -25,8 +26,6 @@ import math
 from typing import NamedTuple
 
 import torch
-from torch import nn
-from torch.nn import functional as F
 
 from .attention import MultiHeadAttention, valid_key_mask
 
@@ -41,16 +40,19 @@ class Reference(MultiHeadAttention):
         super().__init__(num_hiddens, num_heads, dropout, bias)
         self.causal = causal
 
-    def score_scale(self):
-        """Scores are divided by sqrt(head_size), head_size = num_hiddens / num_heads."""
-        return math.sqrt(self.head_size)
+    def attention_mask(self, valid_lens, num_queries, num_keys, device):
+        """The padding mask and the causal mask: True where both allow, or None."""
+        mask = self.padding_mask(valid_lens, num_queries, num_keys)
+        causal = self.causal_mask(num_queries, num_keys, device)
+        if causal is not None:
+            mask = causal if mask is None else mask & causal
+        return mask
 
     def padding_mask(self, valid_lens, num_queries, num_keys):
-        """(batch_size, 1, 1 or num_queries, num_keys), True = may attend, or None."""
-        if valid_lens is None:
-            return None
-        # A head axis of size 1, to broadcast over the heads
-        return valid_key_mask(valid_lens, num_keys, valid_lens.device)[:, None]
+        """(batch_size, 1, 1 or num_queries, num_keys), True = may attend, or None: the
+        library's mask of ``valid_lens``, which broadcasts over the heads."""
+        device = getattr(valid_lens, "device", None)
+        return super().attention_mask(valid_lens, num_queries, num_keys, device)
 
     def causal_mask(self, num_queries, num_keys, device):
         """(num_queries, num_keys), True = may attend, or None unless ``causal``.
@@ -61,28 +63,6 @@ class Reference(MultiHeadAttention):
         offset = num_keys - num_queries
         rows = torch.arange(num_queries, device=device)[:, None] + offset
         return torch.arange(num_keys, device=device) <= rows
-
-    def _attend(self, queries, keys, values, valid_lens):
-        """Heads folded as (batch_size * num_heads, length, head_size), as in the book."""
-        # Each: (batch_size, num_heads, length, head_size), a view of the folded heads
-        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
-                                 for X in (queries, keys, values))
-        num_queries, num_keys = queries.shape[2], keys.shape[2]
-        # (batch_size, num_heads, num_queries, num_keys)
-        scores = queries @ keys.transpose(2, 3) / self.score_scale()
-        mask = self.padding_mask(valid_lens, num_queries, num_keys)
-        causal = self.causal_mask(num_queries, num_keys, scores.device)
-        if causal is not None:
-            mask = causal if mask is None else mask & causal
-        if mask is not None:  # as masked_softmax: a row with no valid key gets zeros
-            scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-        weights = F.softmax(scores, dim=-1)
-        if mask is not None:
-            weights = weights.masked_fill(~mask, 0.0)
-        self.attention_weights = weights
-        # (batch_size, num_heads, num_queries, head_size), folded again
-        output = self.attention.dropout(weights) @ values
-        return output.reshape(-1, num_queries, output.shape[-1])
 
 
 class CausalReference(Reference):
@@ -192,66 +172,43 @@ class TopLeftCausalMask(CausalReference):
         return torch.arange(num_keys, device=device) <= rows
 
 
-# Two more correct layouts, for tests that must pass every correct module
+# Two more correct layouts of the same steps, for tests that must pass every correct module
 
 
-class HeadAxisAttention(nn.Module):
-    """Multi-head attention with a head axis: (batch, len, d) -> (batch, h, len, d/h)."""
+class HeadAxisAttention(MultiHeadAttention):
+    """A head axis from the split to the merge, (batch, len, d) -> (batch, h, len, d/h), and
+    ``nn.Linear`` projections."""
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.Linear(num_hiddens, num_hiddens, bias=bias) for _ in range(4))
-        self.dropout = nn.Dropout(dropout)
-        self.attention_weights = None
+        super().__init__(num_hiddens, num_heads, dropout, bias, query_size=num_hiddens,
+                         key_size=num_hiddens, value_size=num_hiddens)
 
     def split(self, X):
         # (batch_size, length, num_heads, head_size) -> (batch_size, num_heads, length, head_size)
         return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
 
+    def merge(self, X):
+        # (batch_size, num_heads, length, head_size) -> (batch_size, length, num_hiddens)
+        return X.transpose(1, 2).reshape(X.shape[0], X.shape[2], -1)
+
     def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = self.split(self.W_q(queries)), self.split(self.W_k(keys)), self.split(
-            self.W_v(values))
-        # (batch_size, num_heads, num_queries, num_keys)
-        scores = Q @ K.transpose(2, 3) / math.sqrt(Q.shape[-1])
-        if valid_lens is not None:
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            # (batch_size, 1, 1 or num_queries, num_keys)
-            mask = (torch.arange(K.shape[2]) < lens[..., None])[:, None]
-            scores = scores.masked_fill(~mask, -1e9)
-        self.attention_weights = F.softmax(scores, dim=-1)
-        output = self.dropout(self.attention_weights) @ V
-        # (batch_size, num_queries, num_hiddens)
-        return self.W_o(output.transpose(1, 2).reshape(*queries.shape[:2], -1))
+        Q, K, V = (self.split(W(X)) for W, X in ((self.W_q, queries), (self.W_k, keys),
+                                                  (self.W_v, values)))
+        return self.W_o(self.merge(self.attend(Q, K, V, valid_lens)))
 
 
-class LoopAttention(nn.Module):
-    """Multi-head attention as a loop over heads, with lazy projections."""
-
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.LazyLinear(num_hiddens, bias=bias) for _ in range(4))
-        self.dropout = nn.Dropout(dropout)
-        self.attention_weights = None
+class LoopAttention(MultiHeadAttention):
+    """A loop over the heads, each a slice of the projections' features; lazy W_q, W_k, W_v."""
 
     def forward(self, queries, keys, values, valid_lens=None):
         Q, K, V = self.W_q(queries), self.W_k(keys), self.W_v(values)
-        p = Q.shape[-1] // self.num_heads
-        outputs, weights = [], []
+        p, outputs, weights = self.head_size, [], []
         for j in range(self.num_heads):
-            q, k, v = (X[..., j * p:(j + 1) * p] for X in (Q, K, V))
-            # (batch_size, num_queries, num_keys)
-            scores = q @ k.transpose(1, 2) / math.sqrt(p)
-            if valid_lens is not None:
-                lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-                scores = scores.masked_fill(torch.arange(k.shape[1]) >= lens[..., None],
-                                            float("-inf"))
-            weights.append(F.softmax(scores, dim=-1))
-            outputs.append(self.dropout(weights[-1]) @ v)
-        self.attention_weights = torch.stack(weights, dim=1)
+            # Each: (batch_size, 1, length, head_size), head j on a head axis of its own
+            q, k, v = (X[:, None, :, j * p:(j + 1) * p] for X in (Q, K, V))
+            outputs.append(self.attend(q, k, v, valid_lens)[:, 0])
+            weights.append(self.attention_weights)
+        self.attention_weights = torch.cat(weights, dim=1)
         return self.W_o(torch.cat(outputs, dim=-1))
 
 

@@ -28,6 +28,7 @@ its rows is a prefix of attended keys followed by ignored ones.
 
 import torch
 
+from .attention import valid_key_mask
 from .shapes import check_positive_int, check_valid_lens
 
 __all__ = ["valid_lens_to_bool", "bool_to_valid_lens", "bool_to_additive", "additive_to_bool",
@@ -77,10 +78,8 @@ def valid_lens_to_bool(valid_lens, num_keys):
     which broadcasts over the heads (and, for the first, the queries).
     """
     _check_lens(valid_lens, num_keys)
-    positions = torch.arange(num_keys, device=valid_lens.device)
-    lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-    # (batch_size, 1 or num_queries, 1) compared with (num_keys,), a head axis added
-    return (positions < lens[..., None])[:, None]
+    # d2lutil.attention's one mask, (batch_size, 1 or num_queries, num_keys), a head axis added
+    return valid_key_mask(valid_lens, num_keys, valid_lens.device)[:, None]
 
 
 def bool_to_valid_lens(mask):
@@ -135,7 +134,7 @@ def valid_lens_to_key_padding(valid_lens, num_keys):
                          f"which has one row per sequence; got per-query valid_lens of shape "
                          f"{tuple(valid_lens.shape)}: use valid_lens_to_bool (an attn_mask)")
     # (batch_size, num_keys)
-    return torch.arange(num_keys, device=valid_lens.device) >= valid_lens[:, None]
+    return ~valid_key_mask(valid_lens, num_keys, valid_lens.device)[:, 0]
 
 
 def key_padding_to_valid_lens(mask):

@@ -1,9 +1,9 @@
 """d2lutil.bugs and d2lutil.behaviour: correct modules pass every behaviour test, each bug
 of the catalogue passes a shape check and fails the behaviour test named in its entry.
 
-Three correct layouts besides d2lutil's: ``Reference`` (d2lutil.bugs), and two written
-here as a student would, a head axis and a loop over heads. The behaviour tests compare in
-float64 (``behaviour.ATOL``, ``behaviour.RTOL``); the modules are built under seed 0.
+Three correct layouts besides d2lutil's, ``bugs.LAYOUTS``: ``Reference`` (heads folded into
+the batch), a head axis and a loop over heads. The behaviour tests compare in float64
+(``behaviour.ATOL``, ``behaviour.RTOL``); the modules are built under seed 0.
 """
 
 import functools
@@ -16,9 +16,9 @@ from d2lutil import MultiHeadAttention, check_shape
 from d2lutil import behaviour as B
 from d2lutil.bugs import (
     CATALOGUE,
+    LAYOUTS,
     CausalReference,
     HeadAxisAttention,
-    LoopAttention,
     MaskInverted,
     Reference,
 )
@@ -39,10 +39,32 @@ def suite(cls):
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=check_name)
-@pytest.mark.parametrize("cls", [MultiHeadAttention, Reference, HeadAxisAttention,
-                                 LoopAttention], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", [MultiHeadAttention, *LAYOUTS], ids=lambda c: c.__name__)
 def test_correct_modules_pass(cls, check):
     check(cls)
+
+
+@pytest.mark.parametrize("valid_lens", [torch.tensor([0, 5]), torch.tensor([[1, 0, 3], [5, 2, 0]])],
+                         ids=["per_sequence", "per_query"])
+@pytest.mark.parametrize("factory", [MultiHeadAttention, functools.partial(
+    MultiHeadAttention, fused=True), *LAYOUTS, CausalReference], ids=lambda f: getattr(
+        f, "__name__", "fused"))
+def test_a_query_with_no_valid_key_gets_zeros_never_nan(factory, valid_lens):
+    """The library's rule, kept by every class it calls correct: zero weights, a zero output
+    of the attention (W_o's input, so with bias=False the module's too), finite gradients."""
+    torch.manual_seed(0)
+    module, merged = factory(8, 2), []
+    module.W_o.register_forward_pre_hook(lambda layer, args: merged.append(args[0]))
+    queries, keys = torch.randn(2, 3, 8, requires_grad=True), torch.randn(2, 5, 8)
+    output = module(queries, keys, keys, valid_lens)
+    # (batch_size, num_queries): True for a query that may see no key
+    empty = (valid_lens if valid_lens.dim() == 2 else valid_lens[:, None].expand(-1, 3)) == 0
+    assert (merged[0][empty] == 0).all() and (output[empty] == 0).all()
+    if module.attention_weights is not None:  # (batch_size, num_heads, num_queries, num_keys)
+        assert (module.attention_weights.transpose(1, 2)[empty] == 0).all()
+    output.sum().backward()
+    assert all(X.isfinite().all() for X in (output, queries.grad, *(
+        p.grad for p in module.parameters())))
 
 
 @pytest.mark.parametrize("check", CAUSAL_CHECKS, ids=lambda c: check_name(c) + (

@@ -23,63 +23,24 @@ from d2lutil.bugs import (
 from d2lutil.stages import STAGES, Departure, first_departure
 
 
-class Steps(nn.Module):
-    """A head-axis module whose steps are methods, so that a bug replaces one of them."""
-
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.Linear(num_hiddens, num_hiddens, bias=bias) for _ in range(4))
-        self.attention_weights = None
-
-    def split(self, X):
-        # (batch_size, length, num_hiddens) -> (batch_size, num_heads, length, head_size)
-        return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
-
-    def merge(self, X):
-        # (batch_size, num_heads, length, head_size) -> (batch_size, length, num_hiddens)
-        return X.transpose(1, 2).reshape(X.shape[0], X.shape[2], -1)
-
-    def scale(self, head_size):
-        return math.sqrt(head_size)
-
-    def softmax(self, scores):
-        return F.softmax(scores, dim=-1)
-
-    def project_output(self, merged, queries):
-        return self.W_o(merged)
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = (self.split(W(X)) for W, X in ((self.W_q, queries), (self.W_k, keys),
-                                                  (self.W_v, values)))
-        # (batch_size, num_heads, num_queries, num_keys)
-        scores = Q @ K.transpose(2, 3) / self.scale(Q.shape[-1])
-        if valid_lens is not None:
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            # (batch_size, 1, 1 or num_queries, num_keys)
-            mask = (torch.arange(K.shape[2]) < lens[..., None])[:, None]
-            scores = scores.masked_fill(~mask, -1e9)
-        self.attention_weights = self.softmax(scores)
-        return self.project_output(self.merge(self.attention_weights @ V), queries)
-
-
-class MergeWithoutTranspose(Steps):
+class MergeWithoutTranspose(HeadAxisAttention):
     def merge(self, X):
         return X.reshape(X.shape[0], X.shape[2], -1)  # BUG: no transpose(1, 2) first
 
 
-class SoftmaxOverQueries(Steps):
-    def softmax(self, scores):
-        return F.softmax(scores, dim=-2)  # BUG: over the queries
+class SoftmaxOverQueries(HeadAxisAttention):
+    def attend(self, queries, keys, values, valid_lens=None):
+        scores = queries @ keys.transpose(2, 3) / self.score_scale()
+        self.attention_weights = F.softmax(scores, dim=-2)  # BUG: over the queries
+        return self.attention_weights @ values
 
 
-class NoScaling(Steps):
-    def scale(self, head_size):
+class NoScaling(HeadAxisAttention):
+    def score_scale(self):
         return 1.0  # BUG: sqrt(head_size)
 
 
-class QueriesMixed(Steps):
+class QueriesMixed(HeadAxisAttention):
     def split(self, X):
         if X.shape[1] != 3:  # keys and values: 5 positions
             return super().split(X)
@@ -87,21 +48,25 @@ class QueriesMixed(Steps):
         return X.reshape(X.shape[0], self.num_heads, X.shape[1], -1)
 
 
-class KeysReversed(Steps):
+class KeysReversed(HeadAxisAttention):
     def split(self, X):
         X, self.calls = super().split(X), getattr(self, "calls", 0) + 1
         return X.flip(2) if self.calls % 3 == 2 else X  # BUG: the keys' positions reversed
 
 
-class Residual(Steps):
-    def project_output(self, merged, queries):
-        return self.W_o(merged) + queries  # BUG: a residual belongs to the block, not here
+class Residual(HeadAxisAttention):
+    def forward(self, queries, keys, values, valid_lens=None):
+        # BUG: a residual belongs to the block, not here
+        return super().forward(queries, keys, values, valid_lens) + queries
 
 
-class FunctionalOutput(Steps):
+class FunctionalOutput(HeadAxisAttention):
     """Correct, but W_o is applied with F.linear: no hook sees the merged heads."""
 
-    def project_output(self, merged, queries):
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = (self.split(W(X)) for W, X in ((self.W_q, queries), (self.W_k, keys),
+                                                  (self.W_v, values)))
+        merged = self.merge(self.attend(Q, K, V, valid_lens))
         return F.linear(merged, self.W_o.weight, self.W_o.bias)
 
 
@@ -131,7 +96,7 @@ def build(factory, num_hiddens=8, num_heads=2, **kwargs):
 CORRECT = [MultiHeadAttention, functools.partial(MultiHeadAttention, query_size=8, key_size=8,
                                                  value_size=8),
            functools.partial(MultiHeadAttention, fused=True), Reference, HeadAxisAttention,
-           LoopAttention, Steps, FunctionalOutput, HeadsFirstWeights]
+           LoopAttention, FunctionalOutput, HeadsFirstWeights]
 
 
 def name_of(factory):
@@ -238,16 +203,16 @@ def test_missing_names_are_named():
     with pytest.raises(AttributeError, match="the module has no num_heads"):
         first_departure(module)
     with pytest.raises(AttributeError, match="the reference has no W_q"):
-        first_departure(build(Steps), nn.Linear(8, 8))
+        first_departure(build(HeadAxisAttention), nn.Linear(8, 8))
     with pytest.raises(TypeError, match="module must be an nn.Module, got type"):
-        first_departure(Steps)
+        first_departure(HeadAxisAttention)
 
 
 def test_mismatched_reference_is_refused():
     with pytest.raises(ValueError, match="reference has num_heads = 4, the module 2"):
-        first_departure(build(Steps), build(Reference, 8, 4))
+        first_departure(build(HeadAxisAttention), build(Reference, 8, 4))
     with pytest.raises(ValueError, match="build the reference with bias=True"):
-        first_departure(build(Steps, bias=True), build(Reference))
+        first_departure(build(HeadAxisAttention, bias=True), build(Reference))
     with pytest.raises(ValueError, match=r"W_k.weight has shape \(4, 8\) in the module"):
         first_departure(build(MultiHeadAttention, num_kv_heads=1, key_size=8, value_size=8))
 

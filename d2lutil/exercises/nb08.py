@@ -27,7 +27,9 @@ proof; several parts of one exercise may share its worth.
 import json
 
 import numpy as np
+import torch
 
+from ..masks import valid_lens_to_bool
 from . import Exercise, distinct, integer, numbers_close
 
 __all__ = ["ex1", "ex2", "ex3"]
@@ -200,7 +202,8 @@ def _mask_checker(letter_lens, row_lens):
     T, S = row_lens.max(), letter_lens.max()
     t = np.arange(T)[None, None, :, None]
     s = np.arange(S)[None, None, None, :]
-    mask = (s < letter_lens[:, None, None, None]) & (t >= 0)  # (2, 1, T, S): attend
+    # (2, 1, T, S): attend
+    mask = valid_lens_to_bool(torch.as_tensor(letter_lens), int(S)).numpy() & (t >= 0)
     rows = row_lens[:, None, None, None]
     return numbers_close(mask.astype(float), read="boolean_mask", name_shape=False,
                          mistakes=distinct(mask, [
