@@ -38,7 +38,7 @@ help:
 	@echo "make robust    every notebook with every seed shifted by K = 1..5: asserts must hold"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
-	@echo "make lint      ruff over d2lutil/, tests/, tools/, site/, benchmarks/ and the notebooks"
+	@echo "make lint      ruff over d2lutil/, tests/, tools/, course/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
 	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
@@ -72,8 +72,10 @@ chapter: $(STAMP) $(NODE_STAMP)
 
 test execute robust test-roundoff: export OMP_NUM_THREADS := $(THREADS)
 
-# The grader's tests run in make test-grade (GRADE_TESTS: minutes of sandboxed kernels).
-GRADE_TESTS := tests/test_grade.py tests/test_autograder.py tests/test_student_edition.py
+# The course's (course/tests) quick tests run here; the grader's slow ones in make test-grade
+# (GRADE_TESTS: minutes of sandboxed kernels).
+GRADE_TESTS := course/tests/test_grade.py course/tests/test_autograder.py \
+	course/tests/test_student_edition.py
 test: $(STAMP) $(NODE_STAMP)
 	$(PYTEST) -n $(JOBS) $(addprefix --ignore=,$(GRADE_TESTS))
 
@@ -87,31 +89,31 @@ test-roundoff: $(STAMP)
 # `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
 # answers, each file ID__name.ipynb on its student's variants (ROSTER: a CSV of the ids;
 # BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv) and roster.csv
-# beside it, never over ROSTER or SUBMISSIONS (tools/grade.py; GRADING.md).
+# beside it, never over ROSTER or SUBMISSIONS (course/grade.py; course/README.md).
 SUBMISSIONS ?=
 OUT ?= build/grades/grades.csv
 ROSTER ?=
 BOOK ?=
 grade: $(STAMP)
 	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
-	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(BOOK),--book)
+	$(BIN)/python course/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(BOOK),--book)
 
 # `make student-edition WHEEL_URL=https://.../d2lutil-0.1.0+student-py3-none-any.whl`: the
 # notebooks and the sealed wheel an instructor hands out, into build/student/
-# (tools/student_edition.py; GRADING.md). Put the wheel at WHEEL_URL, under the file name it
-# is built with: pip refuses a renamed wheel, so WHEEL_URL must end in that name (checked
-# before building). With ROSTER (the class roster, as make grade reads it) the id cell
-# catches a mistyped id.
+# (course/student_edition.py; course/README.md). Put the wheel at WHEEL_URL, under the file
+# name it is built with: pip refuses a renamed wheel, so WHEEL_URL must end in that name
+# (checked before building). With ROSTER (the class roster, as make grade reads it) the id
+# cell catches a mistyped id.
 WHEEL_URL ?=
 student-edition: $(STAMP)
 	@test -n "$(WHEEL_URL)" || { echo "usage: make student-edition WHEEL_URL=URL: where students will download the wheel (https://... or file:/...), ending in its file name, d2lutil-VERSION+student-py3-none-any.whl" >&2; exit 2; }
-	$(BIN)/python tools/student_edition.py --wheel-url "$(WHEEL_URL)" $(if $(ROSTER),--roster "$(ROSTER)")
+	$(BIN)/python course/student_edition.py --wheel-url "$(WHEEL_URL)" $(if $(ROSTER),--roster "$(ROSTER)")
 
 # `make autograder`: the Gradescope autograder zip (setup.sh, run_autograder and what grading
-# needs), into AUTOGRADER (tools/autograder.py; GRADING.md, "Gradescope").
+# needs), into AUTOGRADER (course/autograder.py; course/README.md, "Gradescope").
 AUTOGRADER ?= build/autograder.zip
 autograder: $(STAMP)
-	$(BIN)/python tools/autograder.py --out "$(AUTOGRADER)"
+	$(BIN)/python course/autograder.py --out "$(AUTOGRADER)"
 
 # The grader's tests: the whole matrix of careless and hostile submissions on one notebook,
 # a synthetic class (right, wrong and empty for every notebook), students graded on their
@@ -140,7 +142,7 @@ present: $(STAMP)
 	$(BIN)/jupyter lab --LabApp.default_url=/rise/$(NB)
 
 lint: $(STAMP)
-	$(BIN)/ruff check d2lutil tests tools site benchmarks notebooks
+	$(BIN)/ruff check d2lutil tests tools course site benchmarks notebooks
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --out build/bench

@@ -5,8 +5,8 @@
 
 Each kernel computes as a 2-core AVX2 laptop's would (``EMULATION``: ATen's AVX2 kernels,
 MKL's AVX2 code paths, one thread) unless ``--native``; the table at the end converts its
-totals to such a CPU with ``report.COLAB_RATIO`` (or ``--ratio``) and holds them to
-``report.NOTEBOOK_BUDGET_S`` and ``report.CHAPTER_BUDGET_S``.
+totals to such a CPU with ``report.COLAB_RATIO`` (or ``--ratio``) and holds them to each
+notebook's ``budget_s`` (its metadata: ``book.budgets``) and ``report.CHAPTER_BUDGET_S``.
 
 Each notebook is read into memory and executed with nbclient in a fresh ``python3``
 kernel (the venv's), with a throw-away copy of its folder as the working directory, so

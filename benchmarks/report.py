@@ -8,17 +8,14 @@ slow drift of a shared machine's load.
 
 import statistics
 
+import book
 import decode
 from mha_impls import IMPLS, REFERENCE
 
-#: The per-notebook budget, seconds, by the notebook's number (issues 23 and 34): the *total*
-#: of ``benchmarks/notebook_times.py`` (fresh kernel: start, imports, own work) on the CPU
-#: that Colab's free runtime and many student laptops give, a 2-core AVX2 machine;
-#: 110 s for the chapter in all. Notebook 8 runs 50 training steps and loads the rest
-#: (``translator.trained``), notebook 9 loads that model too; both read real data, hence
-#: their larger budgets.
-NOTEBOOK_BUDGET_S = {"01": 15, "02": 15, "03": 15, "04": 15, "05": 15, "06": 15, "07": 15,
-                     "08": 25, "09": 20, "10": 10}
+#: Each notebook's budget, seconds, is in its own metadata (``budget_s``, book.budgets;
+#: issues 23 and 34): the *total* of ``benchmarks/notebook_times.py`` (fresh kernel: start,
+#: imports, own work) on the CPU that Colab's free runtime and many student laptops give, a
+#: 2-core AVX2 machine. This is the chapter's in all.
 CHAPTER_BUDGET_S = 110
 #: Seconds on a 2-core AVX2 CPU per second measured on an AVX-512 machine under the AVX2
 #: emulation (``ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 OMP_NUM_THREADS=1``,
@@ -121,6 +118,7 @@ def within(seconds, budget):
 def notebook_table(notebooks, ratio=COLAB_RATIO):
     """Markdown: each notebook's phases here, its total times ``ratio`` (a 2-core AVX2
     CPU's), its budget and whether it is within; then the chapter's row."""
+    budgets = book.budgets()
     lines = [
         "| notebook | kernel start, s | imports, s | own work, s | total here, s | "
         f"2-core AVX2 (x{ratio:g}), s | budget, s | within | slowest cells (index: s) |",
@@ -130,7 +128,7 @@ def notebook_table(notebooks, ratio=COLAB_RATIO):
         if "error" in nb:
             lines.append(f"| {nb['notebook']} | failed: {nb['error']} | | | | | | | |")
             continue
-        budget = NOTEBOOK_BUDGET_S.get(nb["notebook"][:2])
+        budget = budgets.get(book.number(nb["notebook"]))
         converted = nb["total_s"] * ratio
         mark = "" if budget is None else within(converted, budget)
         slow = ", ".join(f"{c['cell']}: {c['seconds']:.1f}" for c in nb["slowest_cells"])

@@ -28,10 +28,12 @@ Modules, one per concern:
   interface (the bugs pass a shape check, not these);
 * ``d2lutil.stages``: compare a module with a correct one stage by stage and name the
   first stage that departs;
+* ``d2lutil.source``: ``show_code``, a few lines of the library's own code shown where a
+  notebook discusses them (notebooks 6, 7, 8 and 10);
 * ``d2lutil.exercises``: exercises that answer back (``check``, ``hint``,
   ``solution``); the questions of notebook NN are in ``d2lutil.exercises.nbNN``.
 
-All but the first two are imported on demand: ``from d2lutil import tasks``; the
+All but the first two and ``show_code`` are imported on demand: ``from d2lutil import tasks``; the
 names ``plot_lines``, ``show_heatmaps`` and ``use_chapter_style`` import
 ``d2lutil.plotting`` (and matplotlib) when first used.
 
@@ -41,6 +43,7 @@ torchvision, so importing it costs little more than importing torch.
 
 from .attention import DotProductAttention, KVCache, MultiHeadAttention, masked_softmax
 from .shapes import check_shape
+from .source import show_code
 
 #: Imported on first use, from ``d2lutil.plotting``: matplotlib's pyplot costs a notebook
 #: without figures (8 and 10) about a third of a second of a 2-core laptop's time.
@@ -66,6 +69,7 @@ __all__ = [
     "check_shape",
     "masked_softmax",
     "plot_lines",
+    "show_code",
     "show_heatmaps",
     "use_chapter_style",
 ]

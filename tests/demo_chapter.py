@@ -8,9 +8,9 @@ figure each (with alt text), a widget and a cell that prints in several chunks, 
 numbers that their outputs print, the chapter's notation table (the first notebook, tagged
 ``notation``), speaker notes (tagged ``notes``) and a live cell each (tagged
 ``live-...``). They import neither torch nor d2lutil, so a kernel runs them in a moment.
-Beside them, ``benchmarks/report.py`` holds their time budgets (the teaching plan's
-seconds to run, tools/plan.py), as the chapter's does. They are not executed or stamped
-here: tests/conftest.py runs ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
+Each chapter notebook's metadata holds its time budget (the teaching plan's seconds to run,
+course/plan.py), as the chapter's do. They are not executed or stamped here:
+tests/conftest.py runs ``tools/colab.py stamp`` and ``tools/chapter.py execute``.
 """
 
 import pathlib
@@ -29,12 +29,6 @@ Repository = "https://github.com/example-owner/example-chapter"
 
 [tool.chapter]
 branch = "teaching"
-"""
-
-# The demo's time budgets, in the form of the chapter's benchmarks/report.py.
-BUDGETS = """\
-#: Seconds each demo notebook may take, by its number.
-NOTEBOOK_BUDGET_S = {"01": 3, "02": 4.5}
 """
 
 FIGURE = """\
@@ -120,8 +114,10 @@ def solutions_one():
     ]
 
 
-def notebook(cells):
+def notebook(cells, budget_s=None):
     nb = new_notebook(cells=cells)
+    if budget_s:
+        nb.metadata["chapter"] = {"budget_s": budget_s}  # its facts (book.FACTS_KEY)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                  "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -133,15 +129,13 @@ def write_demo(root):
     root = pathlib.Path(root)
     (root / "notebooks" / "solutions").mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(PYPROJECT, encoding="utf-8")
-    (root / "benchmarks").mkdir(exist_ok=True)
-    (root / "benchmarks" / "report.py").write_text(BUDGETS, encoding="utf-8")
-    paths = {
-        root / "notebooks" / "01_scaling.ipynb": chapter_one(),
-        root / "notebooks" / "02_heads.ipynb": chapter_two(),
-        root / "notebooks" / "solutions" / "01_solutions.ipynb": solutions_one(),
+    paths = {  # with the time budgets of the chapter notebooks, seconds
+        root / "notebooks" / "01_scaling.ipynb": (chapter_one(), 3),
+        root / "notebooks" / "02_heads.ipynb": (chapter_two(), 4.5),
+        root / "notebooks" / "solutions" / "01_solutions.ipynb": (solutions_one(), None),
     }
-    for path, cells in paths.items():
-        nbformat.write(notebook(cells), path)
+    for path, (cells, budget_s) in paths.items():
+        nbformat.write(notebook(cells, budget_s), path)
     return list(paths)
 
 

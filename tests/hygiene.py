@@ -381,16 +381,10 @@ def check_student_prose(nb, name):
     return problems
 
 
-# Names a chapter notebook may not use, in code or Markdown, because a later notebook
-# builds them: {notebook number: {name: where it is built}}.
-FORWARD_REFERENCES = {
-    "02": {"MultiHeadAttention": "notebook 3 builds it"},
-}
-
-
 def check_no_forward_reference(nb, name):
-    """A chapter notebook uses nothing a later one builds (FORWARD_REFERENCES)."""
-    banned = FORWARD_REFERENCES.get(book.number(name), {})
+    """A chapter notebook uses nothing a later one builds: the names its facts'
+    ``later_names`` hold ({name: where it is built}), in code or Markdown."""
+    banned = book.facts(nb).get("later_names", {})
     problems = []
     for i, cell in enumerate(nb.cells):
         if book.NAV_TAG in book.tags(cell) or cell.cell_type not in ("code", "markdown"):
@@ -452,7 +446,7 @@ def check_chapter_notation(notebooks, home="01"):
 
 def check_chapter_live_tags(notebooks):
     """Each live tag (book.LIVE_PREFIX + its purpose) names exactly one cell of the chapter
-    (chapter and solutions): tools/plan.py names the cell by it."""
+    (chapter and solutions): the teaching plan names the cell by it."""
     cells = {}
     for name, nb in notebooks.items():
         for i, cell in enumerate(nb.cells):

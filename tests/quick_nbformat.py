@@ -4,7 +4,7 @@ imports jsonschema, which imports rfc3987_syntax where it is installed (Jupyter'
 brings it); that module compiles a grammar as it is imported, 1 s of each pytest
 process's and worker's start. No test checks that format, so pytest goes without it (an
 import of it fails, and jsonschema then leaves the format out), as the grader's runner
-does (tools/grade_runner.py, which runs alone in its sandbox, so it has its own line)."""
+does (course/grade_runner.py, which runs alone in its sandbox, so it has its own line)."""
 
 import sys
 

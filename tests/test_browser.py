@@ -34,6 +34,7 @@ import urllib.request
 import pytest
 
 import book
+import chapter
 import colab
 import plan
 from browsing import skip_or_fail
@@ -295,10 +296,10 @@ def test_every_page(site, tab, kind):
 
 
 def test_teaching_plan_page(site, tab):
-    """The teaching plan (tools/plan.py): in the sidebar, a row and a section per notebook
+    """The teaching plan (course/plan.py): in the sidebar, a row and a section per notebook
     linking its page, every local link resolving, headings in order, accessible."""
     out, chapter_rels, solution_rels = site
-    page = out / f"{plan.PAGE}.html"
+    page = out / f"{chapter.PLAN_PAGE}.html"
     state = state_of(tab, page)
     screenshot(tab.page, out.parent / "screenshot-teaching-plan.png")
     assert [(g, local_target(h)) for g, _, h in state["sidebar"] if g == "Teaching"] == [
@@ -320,7 +321,7 @@ def test_teaching_plan_page(site, tab):
         "article img", "is => is.map(i => [i.alt, i.naturalWidth])")
     assert figure[0].startswith("Which notebook builds on which") and figure[1] > 0, figure
     assert tab.page.eval_on_selector_all("article details", "ds => ds.map(d => d.open)") == [
-        False] * len(plan.QUIZ)
+        False] * len(plan.load_course().quiz)
     levels = [level for level, _ in state["headings"]]
     assert levels[:1] == [1] and all(b <= a + 1 for a, b in itertools.pairwise(levels))
     targets = {local_target(h) for _, h in state["links"]}

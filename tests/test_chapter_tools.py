@@ -365,8 +365,9 @@ def test_threads_may_be_cited_in_references_only(nb):
 
 
 def test_a_name_a_later_notebook_builds_fails(nb, heads, solutions):
-    """Notebook 2 uses no MultiHeadAttention (notebook 3 builds it), in code or prose."""
-    assert hygiene.FORWARD_REFERENCES["02"] == {"MultiHeadAttention": "notebook 3 builds it"}
+    """A notebook uses no name its facts' later_names hold, in code or prose."""
+    heads.metadata[book.FACTS_KEY]["later_names"] = {
+        "MultiHeadAttention": "notebook 3 builds it"}
     assert hygiene.check_no_forward_reference(heads, HEADS) == []
     code = next(i for i, c in enumerate(heads.cells) if "width // num_heads" in c.source)
     heads.cells[code].source += "\nfrom d2lutil import MultiHeadAttention"
@@ -603,7 +604,7 @@ def test_build_refuses_a_repository_without_notebooks(tmp_path, capsys):
     assert "no notebooks under" in capsys.readouterr().err
 
 
-# --- the teaching plan page (tools/plan.py) -------------------------------------------------
+# --- the teaching plan page (course/plan.py) ------------------------------------------------
 
 def demo_exercises(module):
     """Stand-ins for an exercise module: a checked exercise of 2 + 0.5 points, an open one."""
@@ -631,7 +632,7 @@ def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
     assert [f.rel for f in facts] == [book.relpath_of(p, executed_demo)
                                       for p in book.chapter_notebooks(executed_demo)]
     one, two = facts
-    # Seconds to run: the demo's benchmarks/report.py (tests/demo_chapter.py).
+    # Seconds to run: the notebooks' budgets in their metadata (tests/demo_chapter.py).
     assert (one.run_s, two.run_s) == (3, 4.5)
     # Points: the sum of the exercises' max_points; an open-ended exercise carries none.
     assert [(e.number, e.checked, e.points) for e in one.exercises] == [(1, 2, 2.5), (2, 0, 0)]
@@ -673,18 +674,17 @@ def test_teaching_plan_points_are_the_exercise_modules(executed_demo):
     assert [e.number for e in one.exercises] == [1, 2, 3]  # ex3: in the module, not the prose
 
 
-@pytest.mark.parametrize("budgets, says", [
-    ('NOTEBOOK_BUDGET_S = {"01": 3}\n', 'notebooks/02_heads.ipynb has no time budget: add "02"'),
-    ("NOTEBOOK_BUDGET_S = dict(a=1)\n", "must be a literal dict"),
-    ("OTHER = 1\n", "defines no NOTEBOOK_BUDGET_S"),
-    (None, "benchmarks/report.py is missing")])
-def test_teaching_plan_reports_a_missing_budget(demo, capsys, budgets, says):
-    report = demo / "benchmarks" / "report.py"
-    if budgets is None:
-        report.unlink()
-    else:
-        report.write_text(budgets, encoding="utf-8")
-    # Before any notebook runs: the plan is read from the stored notebooks first.
+@pytest.mark.parametrize("facts, says", [
+    ({}, 'notebooks/02_heads.ipynb has no time budget: set "chapter": {"budget_s": SECONDS} in '
+         "its metadata"),
+    ({"budget_s": 4.5, "budget": 5}, "notebooks/02_heads.ipynb: its metadata \"chapter\" holds "
+                                     "['budget'], not among ['budget_s', ")])
+def test_teaching_plan_reports_a_missing_budget(demo, capsys, facts, says):
+    path = demo / HEADS
+    nb = book.read(path)
+    nb.metadata[book.FACTS_KEY] = facts
+    nbformat.write(nb, path)
+    # Before any notebook runs: the plan (course/plan.py, run as a step) comes first.
     assert chapter.cmd_build(demo / "out", root=demo) == 1
     err = capsys.readouterr().err
     assert says in err and err.startswith("the teaching plan: "), err

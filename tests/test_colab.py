@@ -117,13 +117,6 @@ def test_readme_opens_with_the_chapter_title(publication):
     assert publication.title != colab.Publication.title  # pyproject.toml names it
 
 
-def test_readme_lists_every_notebook_with_its_colab_link():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    missing = [line for line in colab.toc_lines(ROOT) if line not in readme]
-    assert not missing, ("README.md lacks these table-of-contents lines (paste the output of "
-                         "`python tools/colab.py toc`):\n" + "\n".join(missing))
-
-
 def test_toc_lines_of_the_demo(demo):
     assert colab.toc_lines(demo) == [
         "1. [Scaled dot products](notebooks/01_scaling.ipynb) ([open in Colab](https://colab."

@@ -1,75 +1,34 @@
 """d2lutil.exercises.modules: a class the student writes, checked against the reference with
-the same weights, in the student's kernel or from the results tools/grade.py brings back."""
-
-import json
-import math
-import sys
-import types
+the same weights, in the student's kernel or from the results the grader brings back (that
+run: course/tests/test_codec.py)."""
 
 import pytest
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-import grade
-import grade_runner
 from d2lutil import MultiHeadAttention
-from d2lutil.exercises import CallResults, Exercise, Raised, codec
+from d2lutil.bugs import HeadAxisAttention, LoopAttention, ScaleByNumHiddens
+from d2lutil.exercises import CallResults, Exercise, Raised
 from d2lutil.exercises.modules import Case, implementation, refuse_delegation
 
 CASES = [Case(8, 2, 2, 3, 4, "sequence", 0), Case(8, 4, 1, 2, 5, "none", 1),
          Case(12, 3, 3, 4, 2, "query", 2), Case(4, 1, 2, 1, 3, "sequence", 3)]
 
 
-class HeadAxis(nn.Module):
-    """A correct class with a head axis, (batch, len, d) -> (batch, h, len, d/h)."""
+class SDPAHeads(HeadAxisAttention):
+    """A correct class whose heads go through F.scaled_dot_product_attention (allowed)."""
 
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads = num_heads
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            nn.LazyLinear(num_hiddens, bias=bias) for _ in range(4))
-
-    def split(self, X):  # (batch, len, d) -> (batch, h, len, d/h)
-        return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
-
-    def scores(self, Q, K):
-        return Q @ K.transpose(2, 3) / math.sqrt(Q.shape[-1])
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = (self.split(W(X)) for W, X in (
-            (self.W_q, queries), (self.W_k, keys), (self.W_v, values)))
-        scores = self.scores(Q, K)  # (batch, h, queries, keys)
-        if valid_lens is not None:
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            keep = torch.arange(K.shape[2]) < lens[..., None]  # (batch, 1 or q, keys)
-            scores = scores.masked_fill(~keep[:, None], -1e9)
-        out = F.softmax(scores, dim=-1) @ V  # (batch, h, queries, d/h)
-        return self.W_o(out.transpose(1, 2).reshape(*queries.shape[:2], -1))
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fused = True
 
 
-class Loop(HeadAxis):
-    """A correct class that loops over the heads, with SDPA for each."""
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = self.W_q(queries), self.W_k(keys), self.W_v(values)
-        p = Q.shape[-1] // self.num_heads
-        mask = None
-        if valid_lens is not None:
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            mask = torch.arange(K.shape[1]) < lens[..., None]  # (batch, 1 or q, keys)
-        heads = [F.scaled_dot_product_attention(
-            Q[..., j * p:(j + 1) * p], K[..., j * p:(j + 1) * p], V[..., j * p:(j + 1) * p],
-            attn_mask=mask) for j in range(self.num_heads)]
-        return self.W_o(torch.cat(heads, dim=-1))
+class ScaledByWidth(HeadAxisAttention):  # the scores divided by sqrt(d), not sqrt(d / h)
+    score_scale = ScaleByNumHiddens.score_scale
 
 
-class ScaledByWidth(HeadAxis):  # the scores divided by sqrt(d), not sqrt(d / h)
-    def scores(self, Q, K):
-        return Q @ K.transpose(2, 3) / math.sqrt(Q.shape[-1] * self.num_heads)
-
-
-class NoTranspose(HeadAxis):  # heads split by a reshape alone: positions mixed
+class NoTranspose(HeadAxisAttention):  # heads split by a reshape alone: positions mixed
     def split(self, X):
         return X.reshape(X.shape[0], self.num_heads, X.shape[1], -1)
 
@@ -85,7 +44,7 @@ class Delegating(nn.Module):
         return self.inner(queries, keys, values, valid_lens)
 
 
-class Torchs(HeadAxis):
+class Torchs(HeadAxisAttention):
     def forward(self, queries, keys, values, valid_lens=None):
         attention = nn.MultiheadAttention(queries.shape[-1], self.num_heads, bias=False,
                                           batch_first=True)
@@ -109,7 +68,7 @@ def wrong_message(answer, check=CHECK):
     return str(caught.value)
 
 
-@pytest.mark.parametrize("cls", [HeadAxis, Loop])
+@pytest.mark.parametrize("cls", [HeadAxisAttention, LoopAttention, SDPAHeads])
 def test_correct_classes_of_any_layout_pass(cls):
     CHECK(cls)
 
@@ -154,37 +113,17 @@ def test_the_starter_is_not_answered_and_other_things_are_named(capsys):
 def test_checking_leaves_the_random_state_alone():
     torch.manual_seed(7)
     before = torch.get_rng_state()
-    CHECK(HeadAxis)
+    CHECK(HeadAxisAttention)
     assert torch.equal(torch.get_rng_state(), before)
 
 
 def test_results_brought_back_are_judged_here():
-    results = CallResults(CHECK.run(HeadAxis, case) for case in CASES)
+    results = CallResults(CHECK.run(HeadAxisAttention, case) for case in CASES)
     CHECK(results)
     results[2] = dict(results[2], output=results[2]["output"] + 1e-2)
     assert "W_o or after it" in wrong_message(results)
     assert "raised ValueError (no)" in wrong_message(CallResults([Raised("ValueError", "no")] * 4))
     assert "results of 4 cases" in wrong_message(CallResults([]))
-
-
-def test_the_grader_runs_the_class_in_the_students_kernel_and_judges_here(tmp_path):
-    """The runner's answer cell (tools/grade_runner.py) calls the checker's run on each
-    case, as in the student's kernel; its JSON, decoded, is graded by check_part here."""
-    module = types.ModuleType("fake_exercises")
-    module.ex2 = Exercise(2, [("your class", CHECK)], hints=["h"], solution="s", points=3)
-    sys.modules["fake_exercises"] = module
-    path = tmp_path / "answers.json"
-    # the cases the kernel's module makes (None), or the grader's, sent as JSON
-    for cases in (None, codec.encode(CHECK.cases())):
-        cell = grade_runner.answers_cell(["MyMultiHeadAttention"], {
-            "MyMultiHeadAttention": ("fake_exercises", "ex2", 0, cases)}, str(path),
-            grade.MAX_ITEMS)
-        for cls, points in ((HeadAxis, 3), (NoTranspose, 0), (Delegating, 0)):
-            exec(cell, {"MyMultiHeadAttention": cls})
-            answer = grade.decode(json.loads(path.read_text())["MyMultiHeadAttention"])
-            assert isinstance(answer, CallResults)
-            assert module.ex2.check_part(0, answer).points == points
-    del sys.modules["fake_exercises"]
 
 
 def test_a_starter_left_as_it_is_is_not_answered_here_and_from_the_grader(capsys):

@@ -22,8 +22,7 @@ import lecture
 
 PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching",
                         "Heads")
-TAG1, _ = book.LECTURE_DECKS["lecture"]
-TAG2, _ = book.LECTURE_DECKS["lecture-2"]
+TAG1, TAG2 = book.LECTURE_DECKS  # a deck's cells are tagged with its name
 
 
 def tagged(cell, *tags):
@@ -41,8 +40,8 @@ def code(source, text=None):
 def notebooks():
     """{file name: cells} of a small chapter: notebook 01 with four cells for the first deck
     (a slide, code on it, prose after code: a subslide, a ### subslide) among others; 02
-    whose first tagged cell is code (a slide all the same); 03 with none; 04 with a cell
-    tagged for the second deck (not its notebook: left out); 06 with the second deck's."""
+    whose first tagged cell is code (a slide all the same); 03 with none; 04 and 06 with the
+    second deck's."""
     return {
         "01_one.ipynb": [
             new_markdown_cell("# One head"),
@@ -60,7 +59,7 @@ def notebooks():
         ],
         "03_three.ipynb": [new_markdown_cell("# Three"), new_markdown_cell("## Nothing tagged")],
         "04_four.ipynb": [new_markdown_cell("# Four"),
-                          tagged(new_markdown_cell("## Wrong deck"), TAG2)],
+                          tagged(new_markdown_cell("## Decks"), TAG2)],
         "06_six.ipynb": [new_markdown_cell("# Six"),
                          tagged(new_markdown_cell("## Cache\n\nKeys."), TAG2, "other")],
     }
@@ -89,9 +88,9 @@ def test_deck_cells_are_the_tagged_cells_notebook_by_notebook(root):
         ("notebooks/02_two.ipynb", "## Training"),
     ]
     assert all(TAG1 in book.tags(c) for _, c in cells)
-    # Only the deck's notebooks: 04's cell tagged lecture-2 is not in it.
+    # A deck is the cells tagged with its name, in whichever notebooks.
     assert [(rel, c.source) for rel, c in lecture.deck_cells(root, "lecture-2")] == [
-        ("notebooks/06_six.ipynb", "## Cache\n\nKeys.")]
+        ("notebooks/04_four.ipynb", "## Decks"), ("notebooks/06_six.ipynb", "## Cache\n\nKeys.")]
 
 
 def test_screen_ranges_count_slides_and_subslides_after_the_title(root):
@@ -99,7 +98,8 @@ def test_screen_ranges_count_slides_and_subslides_after_the_title(root):
     # 02: its first tagged cell, code, starts a slide, then ## (slide): 2 screens.
     assert lecture.screen_ranges(root, "lecture") == {
         "notebooks/01_one.ipynb": (2, 4), "notebooks/02_two.ipynb": (5, 6)}
-    assert lecture.screen_ranges(root, "lecture-2") == {"notebooks/06_six.ipynb": (2, 2)}
+    assert lecture.screen_ranges(root, "lecture-2") == {"notebooks/04_four.ipynb": (2, 2),
+                                                        "notebooks/06_six.ipynb": (3, 3)}
     # The same as the stamper's rule over each notebook's tagged cells, first one a slide;
     # over the whole deck at once, 02's first cell (code after a short slide) would not be.
     cells = [c for _, c in lecture.deck_cells(root, "lecture")]

@@ -1,10 +1,11 @@
-"""The teaching plan's course (tools/plan.py): the lectures' path, the live cells by tag, the
+"""The teaching plan's course (course/plan.py): the lectures' path, the live cells by tag, the
 objectives mapped to exercises, the misconceptions by heading, the quiz and the figure.
 
 Each test builds a small synthetic chapter in tmp_path (two lecture notebooks and a lab, not
-executed) and a small course for it, and checks both what the page says and that a wrong
-table or a renamed heading stops the build with a PlanError naming it. The last tests check
-the chapter's own tables (``plan.COURSE``) for what needs no notebook.
+executed, each with its facts in its metadata) and a small course for it, and checks both
+what the page says and that a wrong table or fact, or a renamed heading, stops the build
+with a PlanError naming it. The last tests check the chapter's own course
+(``course/course.toml``) and facts.
 """
 
 import dataclasses
@@ -20,7 +21,13 @@ import lecture
 import plan
 
 PUB = colab.Publication("https://github.com/example-owner/example-chapter", "teaching")
-BUDGETS = {"01": 5, "02": 6, "03": 20}
+# The notebooks' own facts, their metadata book.FACTS_KEY.
+FACTS = {
+    "01_first.ipynb": {"budget_s": 5, "objectives": [[1, 2], []], "maths": ["rank"],
+                       "d2l_sections": [["Multi-Head Attention", "all of it"]]},
+    "02_second.ipynb": {"budget_s": 6, "builds_on": ["01"], "objectives": [[], [2]]},
+    "03_lab.ipynb": {"budget_s": 20, "builds_on": ["01", "02"], "lab": "Work in the lab."},
+}
 
 
 def cell(kind, source, *tags):
@@ -56,7 +63,8 @@ def write_chapter(root, notebooks=None):
     }
     (root / book.CHAPTER_DIR).mkdir(parents=True, exist_ok=True)
     for name, cells in notebooks.items():
-        nbformat.write(new_notebook(cells=cells), root / book.CHAPTER_DIR / name)
+        nbformat.write(new_notebook(cells=cells, metadata={book.FACTS_KEY: FACTS[name]}),
+                       root / book.CHAPTER_DIR / name)
     return root
 
 
@@ -65,12 +73,8 @@ COURSE = plan.Course(
         plan.Part(40, "The first idea.", ("01",)),
         plan.Part(30, "The second idea.", ("02",)),
         plan.Part(5, "Questions."))),),
-    labs={"03": "Work in the lab.", "10": "A lab whose notebook is not written yet."},
     live={"live-alpha": ("Alpha shows", "Say alpha."), "live-beta": ("Beta shows", "Say beta."),
           "live-gamma": ("Gamma shows", "Say gamma.")},
-    objectives={"01": {1: [1, 2]}, "02": {2: [2]}},
-    builds_on={"02": ("01",), "03": ("01", "02"), "10": ("01",)},
-    prerequisites={"01": ((("Multi-Head Attention", "all of it"),), ("rank",))},
     misconceptions=(plan.Misconception("Heads cost more.", "They do not.",
                                        (("02", "The second idea"), ("01", "A part of it"),
                                         ("01", "The idea"))),),
@@ -85,7 +89,7 @@ def chapter(tmp_path):
 
 
 def facts_of(root, course=COURSE):
-    return plan.chapter_facts(root, budgets=BUDGETS, course=course)
+    return plan.chapter_facts(root, course=course)
 
 
 def raises(root, *fragments, course=COURSE):
@@ -97,11 +101,13 @@ def raises(root, *fragments, course=COURSE):
     return str(error.value)
 
 
-def edit(root, name, change):
-    """Apply ``change`` to the cells of the stored notebook ``name``."""
+def edit(root, name, change, **facts):
+    """Apply ``change`` to the cells of the stored notebook ``name``, and ``facts`` to its
+    facts."""
     path = root / book.CHAPTER_DIR / name
     nb = book.read(path)
     change(nb.cells)
+    nb.metadata[book.FACTS_KEY].update(facts)
     nbformat.write(nb, path)
 
 
@@ -137,8 +143,8 @@ def test_a_deck_without_tagged_cells_fails_naming_it(chapter):
     for name in ("01_first.ipynb", "02_second.ipynb"):
         edit(chapter, name, lambda cells: [c.metadata.pop("tags", None) for c in cells
                                            if "lecture" in book.tags(c)])
-    raises(chapter, "the lecture deck 'lecture' has no cell tagged 'lecture' (in notebooks "
-                    "01, 02, 03, 04, 05)")
+    raises(chapter, "the lecture deck 'lecture' has no cell tagged 'lecture': tag the cells of "
+                    "the first lecture")
 
 
 def test_a_part_whose_notebook_has_no_screen_fails(chapter):
@@ -146,6 +152,13 @@ def test_a_part_whose_notebook_has_no_screen_fails(chapter):
         c.metadata.__setitem__("tags", [t for t in book.tags(c) if t != "lecture"])
         for c in cells])
     raises(chapter, "notebooks/02_second.ipynb: no cell is tagged 'lecture'")
+
+
+def test_a_notebook_in_the_deck_but_in_no_part_fails(chapter):
+    """A deck is the cells tagged for it, wherever they are: each of its notebooks has a part."""
+    edit(chapter, "03_lab.ipynb", lambda cells: cells[2].metadata.__setitem__("tags", ["lecture"]))
+    raises(chapter, "notebooks/03_lab.ipynb: it has cells tagged 'lecture', but no part of The "
+                    "first lecture in course/course.toml names its notebook")
 
 
 # --- live cells -----------------------------------------------------------------------------
@@ -170,7 +183,7 @@ def test_a_live_cell_in_a_part_is_named_with_its_section(tmp_path):
     write_chapter(tmp_path, {"01_first.ipynb": cells})
     course = dataclasses.replace(
         COURSE, lectures=(plan.Lecture("lecture", "L", (plan.Part(75, "All.", ("01",)),)),),
-        live={"live-beta": ("B", "Say.")}, objectives={}, misconceptions=(), quiz=())
+        live={"live-beta": ("B", "Say.")}, misconceptions=(), quiz=())
     (only,) = facts_of(tmp_path, course)[0].live
     assert only.section == "The idea › A part of it"
 
@@ -179,7 +192,7 @@ def test_an_unknown_live_tag_fails_naming_it(chapter):
     edit(chapter, "02_second.ipynb",
          lambda cells: cells[5].metadata.__setitem__("tags", ["lecture", "live-unknown"]))
     raises(chapter, "notebooks/02_second.ipynb: the cell tagged 'live-unknown'",
-           "not in LIVE_CELLS")
+           "not in the live cells of course/course.toml")
 
 
 def test_a_live_tag_on_no_cell_fails_naming_it(chapter):
@@ -212,22 +225,22 @@ def test_objectives_are_read_and_mapped_to_exercises(chapter):
     assert "2. the second thing. *Assessed by:* exercise 2." in page  # notebook 2's
 
 
-@pytest.mark.parametrize("objectives, says", [
-    ({"01": {3: [1]}}, "notebooks/01_first.ipynb has no objective 3 (its \"What you will "
-                       "learn\" has 2 bullets)"),
-    ({"01": {0: [1]}}, "has no objective 0"),
-    ({"02": {1: [9]}}, "notebooks/02_second.ipynb has no exercise 9 (its exercises: [1, 2])"),
-    ({"07": {1: [1]}}, "notebook 07 is not in the chapter")])
-def test_an_objective_map_that_does_not_fit_fails(chapter, objectives, says):
-    raises(chapter, "OBJECTIVE_EXERCISES", says,
-           course=dataclasses.replace(COURSE, objectives=objectives))
+@pytest.mark.parametrize("name, objectives, says", [
+    ("01_first.ipynb", [[1], [], [1]], "notebooks/01_first.ipynb: its facts' objectives hold 3 "
+                                       "lists of exercises, one per bullet of its \"What you "
+                                       "will learn\", which has 2"),
+    ("02_second.ipynb", [[9], []], "notebooks/02_second.ipynb: its facts' objectives name "
+                                   "exercise 9, which it does not have (its exercises: [1, 2])")])
+def test_an_objective_map_that_does_not_fit_fails(chapter, name, objectives, says):
+    edit(chapter, name, list, objectives=objectives)
+    raises(chapter, says)
 
 
 def test_a_reworded_objective_list_is_checked_again(chapter):
     edit(chapter, "01_first.ipynb", lambda cells: cells[1].__setitem__(
         "source", "## What you will learn\n\n- only one thing now."))
-    raises(chapter, "notebooks/01_first.ipynb has no objective 2", "has 1 bullets",
-           course=dataclasses.replace(COURSE, objectives={"01": {2: [1]}}))
+    raises(chapter, "notebooks/01_first.ipynb: its facts' objectives hold 2 lists",
+           "which has 1: re-map them")
 
 
 # --- misconceptions -------------------------------------------------------------------------
@@ -242,7 +255,7 @@ def test_misconceptions_name_notebook_and_section(chapter):
 def test_a_renamed_heading_fails_with_the_notebooks_headings(chapter):
     edit(chapter, "02_second.ipynb", lambda cells: cells[2].__setitem__(
         "source", "## The idea, renamed\n\nSome prose."))
-    raises(chapter, "MISCONCEPTIONS in tools/plan.py: notebooks/02_second.ipynb has no "
+    raises(chapter, "misconceptions in course/course.toml: notebooks/02_second.ipynb has no "
                     "section \"The second idea\"", '"The idea, renamed"')
 
 
@@ -265,12 +278,11 @@ def test_the_figure_has_alt_text_and_is_written_beside_the_page(chapter, tmp_pat
     facts = facts_of(chapter)
     src = tmp_path / "src"
     src.mkdir()
-    page = plan.write_page(src, facts, PUB).read_text(encoding="utf-8")
+    page = plan.write_page(src / "plan.md", facts, PUB).read_text(encoding="utf-8")
     (alt,) = re.findall(r"!\[(.*?)\]\(" + re.escape(plan.MAP_FIGURE) + r"\)", page)
     assert alt.startswith("Which notebook builds on which")
     assert "01 First Things (first lecture) starts the chapter." in alt
     assert "03 A Lab (lab) builds on 01 and 02." in alt
-    assert "10" not in alt  # the lab whose notebook does not exist is left out
     assert (src / plan.MAP_FIGURE).read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert facts.plan.edges == [("01", "02"), ("01", "03"), ("02", "03")]
 
@@ -279,7 +291,6 @@ def test_labs_and_prerequisites(chapter):
     page = plan.render(facts_of(chapter), PUB)
     assert ("- [A Lab](notebooks/03_lab.ipynb), after notebooks 1 and 2: Work in the lab."
             in page)
-    assert "not written yet" not in page
     assert "In the plan: a lab, after notebooks 1 and 2." in page
     url = plan.D2L + plan.D2L_SECTIONS["Multi-Head Attention"]
     assert (f"| [First Things](notebooks/01_first.ipynb) | — | [Multi-Head Attention]({url}) "
@@ -289,9 +300,15 @@ def test_labs_and_prerequisites(chapter):
     assert "on a 2-core CPU\n  like Colab's" in page
 
 
-def test_a_d2l_section_not_in_the_list_fails(chapter):
-    raises(chapter, "names the D2L section \"Multi-head attention\"", course=dataclasses.replace(
-        COURSE, prerequisites={"01": ((("Multi-head attention", ""),), ())}))
+@pytest.mark.parametrize("facts, says", [
+    ({"d2l_sections": [["Multi-head attention", ""]]},
+     "01_first.ipynb: its facts' d2l_sections name \"Multi-head attention\", which is not in "
+     "D2L_SECTIONS"),
+    ({"builds_on": ["07"]}, "01_first.ipynb: its facts' builds_on names notebook 07, which is "
+                            "not in the chapter")])
+def test_a_fact_naming_what_is_not_there_fails(chapter, facts, says):
+    edit(chapter, "01_first.ipynb", list, **facts)
+    raises(chapter, says)
 
 
 def test_without_a_course_the_page_is_the_inventory(chapter):
@@ -301,7 +318,7 @@ def test_without_a_course_the_page_is_the_inventory(chapter):
     assert [h for h in re.findall(r"(?m)^## (.*)$", page)] == [
         "Grading the homework", "First Things", "Second Things", "A Lab"]
     assert '- `live-alpha` in “The idea”\n' in page
-    assert plan.course_for(chapter) is None and plan.course_for(book.ROOT) is plan.COURSE
+    assert plan.load_course(chapter) is None
 
 
 def test_the_course_headings_are_the_pages(chapter):
@@ -312,29 +329,36 @@ def test_the_course_headings_are_the_pages(chapter):
     assert plan.course_headings(facts.plan)[:2] == ["The first lecture: 75 minutes", "Labs"]
 
 
-# --- the chapter's own tables ---------------------------------------------------------------
+# --- the course file, and the chapter's own course and facts -------------------------------
+
+def test_the_course_file_is_read_with_its_text_unwrapped(tmp_path):
+    topics = [part.topic for lec in plan.load_course().lectures for part in lec.parts]
+    assert all(topic == " ".join(topic.split()) for topic in topics) and len(topics) == 9
+    (tmp_path / "course").mkdir()
+    (tmp_path / plan.COURSE_FILE).write_text("[[lectures]]\ndeck = 'lecture'\n")
+    with pytest.raises(plan.PlanError, match="course/course.toml: an entry lacks its 'parts'"):
+        plan.load_course(tmp_path)
+
 
 def test_the_chapters_live_table_has_exactly_the_tags_of_issue_31():
-    assert set(plan.LIVE_CELLS) == {
+    live = plan.load_course().live
+    assert set(live) == {
         "live-flat-error", "live-one-vs-two-heads", "live-reshape", "live-wrong-reshape",
         "live-repeat-bug", "live-cross-shapes", "live-causal-map", "live-heatmap",
         "live-ablation", "live-kv-cache", "live-training", "live-head-lab"}
-    for tag, (purpose, say) in plan.LIVE_CELLS.items():
+    for tag, (purpose, say) in live.items():
         assert tag.startswith(book.LIVE_PREFIX) and purpose and say.endswith("."), tag
         assert len(re.findall(r"[.?!](?:\s|$)", say)) == 1, f"{tag}: one sentence to say"
 
 
-def test_the_chapters_lectures_fill_their_decks_and_minutes():
-    assert [lec.deck for lec in plan.LECTURES] == list(book.LECTURE_DECKS)
-    for lec in plan.LECTURES:
+def test_the_chapters_plan_holds_together():
+    """The chapter's course and every notebook's facts pass the plan's checks (as `make
+    chapter` runs them): lectures of 75 minutes whose parts name their decks' notebooks."""
+    facts = plan.chapter_facts()
+    assert [lec.deck for lec in facts.plan.lectures] == list(book.LECTURE_DECKS)
+    for lec in facts.plan.lectures:
         assert sum(p.minutes for p in lec.parts) == lec.minutes == 75, lec.title
-        _, numbers = book.LECTURE_DECKS[lec.deck]
-        assert [n for p in lec.parts for n in p.notebooks] == list(numbers), lec.title
-
-
-def test_the_chapters_tables_name_known_sections_and_notebooks():
-    for nn, (d2l, _) in plan.PREREQUISITES.items():
-        assert {title for title, _ in d2l} <= set(plan.D2L_SECTIONS), nn
-    assert plan.BUILDS_ON["08"] == ("04", "07") and plan.BUILDS_ON["09"] == ("05", "08")
-    assert 8 <= len(plan.QUIZ) <= 12
-    assert all(q.notebooks for q in plan.QUIZ)
+    assert [f.number for f in facts.plan.builds_on["notebooks/08_spelling_to_sound.ipynb"]] == [
+        "04", "07"]
+    assert 8 <= len(facts.plan.quiz) <= 12
+    assert all(where for _, _, where in facts.plan.quiz)

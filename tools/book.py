@@ -2,13 +2,16 @@
 
 The chapter is ``notebooks/NN_name.ipynb`` in the order of their names, and the worked
 solutions ``notebooks/solutions/NN_solutions.ipynb`` (``NN`` ties them to the chapter
-notebook). A new notebook is found by its file name alone: nothing else lists them.
+notebook). A new notebook is found by its file name alone: nothing else lists them, and
+what it says of itself (its time budget, what it builds on, ...) is in its own metadata
+(``facts``).
 
 Everything else that more than one tool or test relies on is here too: the cell tags, the
 Colab badge, the slides' size, the RISE slideshow options, the pins that requirements
-files hold, a notebook's title and number, its stored output texts, how a notebook is run
-(``notebook_client``, the one set-up of nbclient every tool and benchmark uses) and how a
-run's outputs are made reproducible (``normalize_outputs``) or cleared.
+files hold, a notebook's title and number, its exercise import, its stored output texts,
+how a notebook is run (``notebook_client``, the one set-up of nbclient every tool and
+benchmark uses) and how a run's outputs are made reproducible (``normalize_outputs``) or
+cleared.
 The Makefile, the site and slides (tools/chapter.py), the Colab stamping (tools/colab.py)
 and check (tests/colab_check.py), the benchmarks and the tests use it; it needs only
 nbformat.
@@ -32,12 +35,20 @@ RAISES_TAG = "raises-exception"  # a cell meant to raise
 # Tags the authors set (CONTRIBUTING.md, "Live slides" and "The lecture"):
 NOTES_TAG = "notes"  # a Markdown cell that is the speaker notes of the slide before it
 NOTATION_TAG = "notation"  # notebook 1's table of the chapter's letters (one home)
-# The lecture decks: {deck name: (the cell tag that puts a cell in it, its notebooks' numbers)}.
-LECTURE_DECKS = {"lecture": ("lecture", ("01", "02", "03", "04", "05")),
-                 "lecture-2": ("lecture-2", ("06", "07"))}
+# The lecture decks, in order: a deck is the cells tagged with its name, in whichever
+# notebooks they are (tools/lecture.py).
+LECTURE_DECKS = ("lecture", "lecture-2")
 # A cell to run live in class, by purpose: the tag is LIVE_PREFIX + the purpose
-# (tools/plan.py says what to show at each).
+# (course/course.toml says what to show at each).
 LIVE_PREFIX = "live-"
+# A chapter notebook's own facts live in its metadata under FACTS_KEY, with these keys
+# (CONTRIBUTING.md, "A notebook's facts"): only "budget_s" is required.
+FACTS_KEY = "chapter"
+FACT_KEYS = ("budget_s", "builds_on", "d2l_sections", "maths", "objectives", "lab",
+             "later_names")
+# A code line that imports a notebook's exercises (the plan, the grader, the student edition).
+IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+d2lutil\.exercises\.nb(\d+)[ \t]+import\b"
+                       r"|import[ \t]+d2lutil\.exercises\.nb(\d+)\b)", re.MULTILINE)
 # The sections of a chapter notebook that a lecture skips: their words are not the lesson's.
 NOT_LESSON_SECTIONS = ("## Going deeper", "## Exercises", "## References")
 
@@ -110,6 +121,21 @@ def relpath_of(path, root=ROOT):
 
 def read(path):
     return nbformat.read(path, as_version=4)
+
+
+def facts(nb):
+    """The notebook's own facts: its metadata ``FACTS_KEY`` ({} without)."""
+    return nb.metadata.get(FACTS_KEY, {})
+
+
+def budgets(root=ROOT):
+    """{number: seconds, or None}: each chapter notebook's time budget ("budget_s")."""
+    return {number(p): facts(read(p)).get("budget_s") for p in chapter_notebooks(root)}
+
+
+def exercise_numbers(sources):
+    """The ``NN`` of every ``d2lutil.exercises.nbNN`` the code ``sources`` import, sorted."""
+    return sorted({a or b for source in sources for a, b in IMPORT_RE.findall(source)})
 
 
 def pin(package, path=None):

@@ -14,8 +14,9 @@ leave no diff.
 
 ``build`` never touches the tracked notebooks. It executes each chapter and solutions
 notebook once into a fresh Sphinx source folder (``--no-execute`` copies the stored outputs
-instead), adapts the copies to the web (below), writes the teaching plan page (tools/plan.py:
-from the stored notebooks, their exercises and their time budgets), and builds them with
+instead), adapts the copies to the web (below), writes the teaching plan page (course/plan.py,
+run as a script before anything else: from the stored notebooks, their exercises and their
+metadata, and the course's course/course.toml), and builds them with
 myst-nb and sphinx-book-theme using site/conf.py, which never executes anything. Then
 nbconvert makes a reveal.js deck of each chapter notebook into ``OUT/slides/``, and the
 lecture decks ``OUT/slides/lecture.html`` and ``lecture-2.html`` from the cells the authors
@@ -56,9 +57,12 @@ from nbconvert import SlidesExporter
 import book
 import colab
 import lecture
-import plan
 
 ROOT = book.ROOT
+# The teaching plan's page, written by a step of the build: the course's script, run, never
+# imported (nothing of the book imports course/).
+PLAN = ROOT / "course" / "plan.py"
+PLAN_PAGE = "teaching_plan"  # teaching_plan.md in the site's sources
 SITE = ROOT / "site"  # conf.py, templates/ and assets/chapter.css
 NODE_MODULES = ROOT / "node_modules"
 # What the site and slides need from node_modules/ (package.json): {folder: parts}.
@@ -247,7 +251,7 @@ def index_md(title, chapter, solutions, decks, lectures=(), notation=""):
             "Read the chapter here, run any notebook in Colab with the rocket button at the "
             "top of its page, or download it and run it in Jupyter.\n\n"
             f"{toctree('Chapter', chapter)}\n{toctree('Solutions', solutions)}\n"
-            f"{toctree('Teaching', [plan.PAGE])}\n"
+            f"{toctree('Teaching', [PLAN_PAGE])}\n"
             + (f"{notation.rstrip()}\n\n" if notation else "")
             + f"## Slides\n\n{slides}\n")
 
@@ -305,7 +309,7 @@ def lecture_decks(root, pub):
     built = {}
     for name in book.LECTURE_DECKS:
         if not lecture.deck_cells(root, name):
-            print(f"no cell is tagged {book.LECTURE_DECKS[name][0]!r}: "
+            print(f"no cell is tagged {name!r}: "
                   f"slides/{name}.html is not built", flush=True)
             continue
         built[name] = (lecture.deck_notebook(root, name, pub), lecture.deck_title(pub, name))
@@ -321,16 +325,17 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
     if not chapter:
         print(f"no notebooks under {root / book.CHAPTER_DIR}", file=sys.stderr)
         return 1
-    try:  # from the stored notebooks, before anything runs: a missing fact fails at once
-        facts = plan.chapter_facts(root)
-    except plan.PlanError as e:
-        print(f"the teaching plan: {e}", file=sys.stderr)
-        return 1
     decks = {rel: pathlib.Path(rel).stem + ".html" for rel in chapter}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chapter-site-") as tmp:
         src = pathlib.Path(tmp) / "src"
         shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__"))
+        # From the stored notebooks, before anything runs: a missing fact fails at once.
+        run = subprocess.run([sys.executable, str(PLAN), str(root), str(src / f"{PLAN_PAGE}.md")],
+                             capture_output=True, text=True)
+        if run.returncode:
+            print(f"the teaching plan: {run.stderr.strip()}", file=sys.stderr)
+            return 1
         copy_assets(SITE_ASSETS, src / "assets")
         # Built beside src, then moved to out: myst-nb writes a jupyter_execute folder
         # next to the output folder, which must not be left beside out.
@@ -355,7 +360,6 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
                          [(f"{name}.html", title) for name, (_, title) in lectures.items()],
                          notation_md(notebooks[first], pub, first))
         (src / "index.md").write_text(front, encoding="utf-8")
-        plan.write_page(src, facts, pub)
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
             write_slides(notebooks[rel], pub, rel, decks, html)

@@ -16,7 +16,7 @@ What ``stamp`` writes into each notebook (chapter and solutions alike):
   other code cell: in Colab it pip-installs d2l without its dependencies and
   d2lutil from the repository at the branch (torch and numpy stay as Colab
   has them); anywhere else it does nothing and prints nothing (the student
-  edition, tools/student_edition.py, writes the same cell with the course's wheel);
+  edition, course/student_edition.py, writes the same cell with the course's wheel);
 * ``slideshow.slide_type`` on every cell: "slide" for the title and every
   ``## `` section, "subslide" for ``### ``, for prose that follows code (one
   step per subslide) and wherever a slide would grow taller than a deck
@@ -169,7 +169,7 @@ def badge_line(pub, relpath):
 def pins():
     """The pinned requirements every setup cell installs (``COLAB_PINS`` at the pins of the
     requirements files, book.pin), ``["d2l==1.0.3", ...]``: also the student edition's
-    README's install command (tools/student_edition.py)."""
+    README's install command (course/student_edition.py)."""
     return [book.pin(name) for name in COLAB_PINS]
 
 

@@ -1,9 +1,9 @@
 """The lecture decks: one reveal.js deck made of the cells the authors tag for a lecture.
 
-``book.LECTURE_DECKS`` names each deck with the cell tag that puts a cell in it and the
-numbers of its notebooks. A deck is (``deck_notebook``): a generated title slide (the
-deck's title, the list of its notebooks), then, notebook by notebook in the order of their
-names, the cells tagged for the deck, in the notebook's order. Each notebook's part opens
+``book.LECTURE_DECKS`` names the decks; a deck's cells are those tagged with its name, and
+its notebooks those that have such a cell. A deck is (``deck_notebook``): a generated title
+slide (the deck's title, the list of its notebooks), then, notebook by notebook in the order
+of their names, the cells tagged for the deck, in the notebook's order. Each notebook's part opens
 with a small caption naming the notebook, on the same slide as its first tagged cell.
 
 Slide types: ``colab.expected_slide_types`` over each notebook's tagged cells (a ``##``
@@ -37,27 +37,20 @@ CAPTION_CLASS = "deck-part"  # the caption above each notebook's part of a deck
 def _check_deck(name):
     if not isinstance(name, str) or name not in book.LECTURE_DECKS:
         raise ValueError(f"name: unknown lecture deck {name!r}; the decks are "
-                         f"{sorted(book.LECTURE_DECKS)} (tools/book.py LECTURE_DECKS)")
-    return book.LECTURE_DECKS[name]
-
-
-def _deck_notebooks(root, name):
-    """[(relpath, notebook)] of the deck's notebooks that exist under ``root``, in order."""
-    root = pathlib.Path(root)
-    if not (root / book.CHAPTER_DIR).is_dir():
-        raise ValueError(f"root: {root} has no {book.CHAPTER_DIR}/ folder")
-    _, numbers = _check_deck(name)
-    return [(book.relpath_of(p, root), book.read(p)) for p in book.chapter_notebooks(root)
-            if book.number(p) in numbers]
+                         f"{list(book.LECTURE_DECKS)} (tools/book.py LECTURE_DECKS)")
 
 
 def _parts(root, name):
     """[(relpath, notebook, [its cells tagged for the deck], [their slide types])] for the
-    deck's notebooks that have a tagged cell."""
-    tag, _ = _check_deck(name)
+    chapter notebooks under ``root`` that have a cell tagged ``name``."""
+    _check_deck(name)
+    root = pathlib.Path(root)
+    if not (root / book.CHAPTER_DIR).is_dir():
+        raise ValueError(f"root: {root} has no {book.CHAPTER_DIR}/ folder")
     parts = []
-    for rel, nb in _deck_notebooks(root, name):
-        cells = [c for c in nb.cells if tag in book.tags(c)]
+    for path in book.chapter_notebooks(root):
+        rel, nb = book.relpath_of(path, root), book.read(path)
+        cells = [c for c in nb.cells if name in book.tags(c)]
         if cells:
             types = colab.expected_slide_types(cells)
             types[0] = "slide"  # each notebook's part starts a slide
@@ -87,7 +80,7 @@ def screen_ranges(root, name):
 def deck_title(pub, name):
     """The title of the deck ``name``: the chapter's, and which lecture of how many."""
     _check_deck(name)
-    decks = list(book.LECTURE_DECKS)
+    decks = book.LECTURE_DECKS
     return f"{pub.title}: lecture {decks.index(name) + 1} of {len(decks)}"
 
 

@@ -35,7 +35,7 @@ returns a :class:`PartResult` (correct or not, the part's message, the points ea
 function answer can be checked from its results alone: :class:`CallResults` holds what the
 student's function returned (or :class:`Raised`) for each of the checker's cases
 (``checker.cases()``), computed elsewhere, e.g. in the student's own kernel
-(``tools/grade.py``).
+(``course/grade.py``).
 
 A class answer (a multi-head attention the student writes) is checked by
 ``modules.implementation``: against the reference with the same weights, naming the first

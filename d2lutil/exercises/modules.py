@@ -18,7 +18,7 @@ by name, runs it on the case's inputs and returns the output and what passes thr
 projections (forward hooks; ``W_o``'s input is the merged heads), float32 tensors. While
 it runs, the library's, d2l's and torch's multi-head attention refuse to be called
 (:func:`refuse_delegation`): the split, the merge and the masks must be the student's own
-(``F.scaled_dot_product_attention`` is allowed). ``tools/grade.py`` calls ``run`` in the
+(``F.scaled_dot_product_attention`` is allowed). ``course/grade.py`` calls ``run`` in the
 student's kernel and takes back only these tensors (a :class:`CallResults`); the verdict,
 and which stage departs first, are made where ``check`` runs.
 

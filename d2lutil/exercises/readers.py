@@ -3,7 +3,7 @@
 A reader is named in ``numbers_close(..., read="name")`` and is a function of the answer
 and the number of values the right answer has; it returns the answer as an array, or
 raises :class:`Wrong`. It knows nothing of the right answer but that count, so the student
-edition ships it as it is (d2lutil.exercises.sealed).
+edition ships it as it is (course/sealed.py).
 """
 
 import numbers

@@ -28,7 +28,7 @@ ID_RULE = ("1 to 64 letters, digits and the signs . _ @ + -, starting with a let
            "digit, in quotes")
 
 # "book": the repository; the exercises are the book's until an id is given. "student":
-# the student edition's wheel sets this (tools/student_edition.py); no check runs
+# the student edition's wheel sets this (course/student_edition.py); no check runs
 # before an id is given.
 EDITION = "book"
 

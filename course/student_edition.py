@@ -1,6 +1,6 @@
 """The student edition: what an instructor hands out, ``make student-edition``.
 
-    python tools/student_edition.py --wheel-url URL [--out build/student]
+    python course/student_edition.py --wheel-url URL [--out build/student]
 
 writes into ``build/student/``:
 
@@ -17,12 +17,13 @@ writes into ``build/student/``:
 * ``dist/d2lutil-VERSION+student-py3-none-any.whl`` (``wheel_name()``: ``URL`` must end in
   it, since pip reads a wheel's name and version from its file name): the library with every
   exercise module ``d2lutil/exercises/nbNN.py`` replaced by its sealed form
-  (d2lutil.exercises.sealed): the parts of every variant as keyed hashes, the hints of
-  each variant, and ``solution()`` saying that the instructor holds the answer;
+  (course/sealed.py, shipped beside it with course/codec.py): the parts of every variant
+  as keyed hashes, the hints of each variant, and ``solution()`` saying that the
+  instructor holds the answer;
 * ``README.md``: how students install and start.
 
 No solutions notebook is copied. :func:`build_package` is also what the grader gives a
-student's kernel (tools/grade.py), so a submission never runs next to the answers.
+student's kernel (course/grade.py), so a submission never runs next to the answers.
 """
 
 import argparse
@@ -43,9 +44,13 @@ import urllib.parse
 import nbformat
 import tomllib
 
-import book
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "tools"))  # as a script
+import book  # noqa: E402  (the book's tools/book.py: the course reads the book)
+from roster import UsageError, read_roster  # noqa: E402
 
 ROOT = book.ROOT
+COURSE = pathlib.Path(__file__).resolve().parent
+SHIPPED = ("sealed.py", "codec.py")  # course/ modules the wheel's d2lutil/exercises/ holds
 DEFAULT_OUT = ROOT / "build" / "student"
 ID_TAG = "student-id"  # the cell where the student enters their id
 VALUES_TAG = "student-values"  # a cell that shows an exercise's values for the student
@@ -94,7 +99,7 @@ def sealed_module_source(name, key, book=False):
     """
     import importlib
 
-    from d2lutil.exercises import sealed
+    import sealed
 
     module_name = f"d2lutil.exercises.{name}"
     module = importlib.import_module(module_name)
@@ -118,7 +123,8 @@ def build_package(folder, book=False, key=None, roster=None):
     """Write the sealed ``d2lutil`` into ``folder``/d2lutil; return that path.
 
     Every module of the package is copied but the exercise modules, which are sealed
-    (``sealed_module_source``); ``variants.EDITION`` is "student" unless ``book``. With
+    (``sealed_module_source``), and the course's ``SHIPPED`` modules that check them go
+    beside them; ``variants.EDITION`` is "student" unless ``book``. With
     ``roster`` (ids), ``variants.ROSTER`` holds their short hashes, so that the id cell
     catches a mistyped id.
     """
@@ -131,6 +137,8 @@ def build_package(folder, book=False, key=None, roster=None):
     for name in exercise_modules(source):
         (target / "exercises" / f"{name}.py").write_text(
             sealed_module_source(name, key, book=book), encoding="utf-8")
+    for name in SHIPPED:
+        shutil.copyfile(COURSE / name, target / "exercises" / name)
     variants_py = target / "exercises" / "variants.py"
     text = variants_py.read_text(encoding="utf-8")
     if not book:
@@ -241,10 +249,8 @@ def student_notebook(nb, wheel_url):
     import colab  # here, not at the top: the autograder's zip has this file, not colab.py
 
     nb = copy.deepcopy(nb)
-    sources = [c.source for c in nb.cells if c.cell_type == "code"]
-    numbers = {a or b for s in sources for a, b in re.findall(
-        r"from d2lutil\.exercises\.nb(\d+) import|import d2lutil\.exercises\.nb(\d+)", s)}
-    varied = _varied(f"d2lutil.exercises.nb{numbers.pop()}") if numbers else {}
+    numbers = book.exercise_numbers(c.source for c in nb.cells if c.cell_type == "code")
+    varied = _varied(f"d2lutil.exercises.nb{numbers[0]}") if numbers else {}
     cells = []
     for cell in nb.cells:
         tags = book.tags(cell)
@@ -324,11 +330,9 @@ def build(out, wheel_url, key=None, roster=None):
     check_wheel_url(wheel_url)
     ids = None
     if roster is not None:
-        import grade
-
         try:
-            ids = list(grade.read_roster(roster))
-        except grade.UsageError as error:
+            ids = list(read_roster(roster))
+        except UsageError as error:
             raise EditionError(str(error).replace("--roster", "ROSTER")) from None
     out = pathlib.Path(out)
     if out.resolve() == ROOT.resolve() or ROOT.resolve().is_relative_to(out.resolve()):

@@ -1,4 +1,4 @@
-"""A synthetic class of submissions for tools/grade.py, made from the chapter's notebooks.
+"""A synthetic class of submissions for course/grade.py, made from the chapter's notebooks.
 
 For chapter notebook NN: ``empty`` is its exercise-import cell and its starter cells as
 the chapter has them (every answer ``...``); ``right`` is the code of the worked

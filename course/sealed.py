@@ -1,12 +1,13 @@
 """Sealed checkers: the student edition's ``check``, with no right answer left to read.
 
-``make student-edition`` (tools/student_edition.py) turns every graded part of every
+``make student-edition`` (course/student_edition.py) turns every graded part of every
 variant into data (:func:`seal`): for a number, the keyed hashes (HMAC-SHA256, a key drawn
 per build) of the grid cells that lie within its tolerance, and of the cells of its typical
 mistakes, each with its message; for a whole number, a word, a yes/no or an exception,
 the keyed hash of the answer itself; for an array, the same per number; for a function,
 its public cases and a sealed checker of the reference's result for each. The wheel's
-``d2lutil/exercises/nbNN.py`` holds only that data and calls :func:`load`.
+``d2lutil/exercises/nbNN.py`` holds only that data and calls :func:`load` of this module,
+which the wheel ships beside it as ``d2lutil/exercises/sealed.py``, with codec.py.
 
 A sealed check rounds the student's answer onto the same grid, hashes it with the same key
 and compares: it tells right from wrong as the book's checker does, with the same
@@ -26,7 +27,6 @@ import math
 
 import numpy as np
 
-from d2lutil.exercises import codec
 from d2lutil.exercises.answers import (
     FACTORS,
     Wrong,
@@ -38,6 +38,11 @@ from d2lutil.exercises.answers import (
     kind_of,
 )
 from d2lutil.exercises.checkers import _reader, judge_calls, whole_number
+
+try:  # in the student wheel: d2lutil/exercises/codec.py, beside this module
+    from d2lutil.exercises import codec
+except ImportError:  # in course/, where the grader and the student edition import it
+    import codec
 
 CELLS = 4  # grid cells per tolerance
 PATTERN_SIZE = 16  # arrays up to this size also get "every number is off by ..." messages

@@ -1,4 +1,4 @@
-"""The student edition (tools/student_edition.py): sealed, and still a working check.
+"""The student edition (course/student_edition.py): sealed, and still a working check.
 
 The edition is built once for the module: ten notebooks and the wheel. The tests search
 every string of it (the notebooks' cells and outputs, every file of the wheel, and every

@@ -1,4 +1,4 @@
-"""The Gradescope autograder (tools/autograder.py), run as Gradescope runs it.
+"""The Gradescope autograder (course/autograder.py), run as Gradescope runs it.
 
 The zip is built once; each test unzips it into a temporary root laid out as Gradescope
 lays ``/autograder`` out (``source/`` holding the zip's contents, ``run_autograder``
@@ -197,10 +197,9 @@ def test_the_zip_holds_what_gradescope_runs_and_no_answers_for_the_kernel(zip_pa
         assert name in infos, name
         assert (infos[name].external_attr >> 16) & 0o111 == 0o111, f"{name} not executable"
     assert not any(n.startswith("source/") for n in infos)
-    for name in ("tools/autograder.py", "tools/grade.py", "tools/grade_runner.py",
-                 "tools/student_edition.py", "tools/book.py", "requirements.txt",
-                 "requirements-d2l.txt", "pyproject.toml", "autograder.json",
-                 "sealed/d2lutil/exercises/nb03.py", "sealed/d2lutil/exercises/variants.py"):
+    for name in (*autograder.TOOL_FILES, "requirements.txt", "requirements-d2l.txt",
+                 "pyproject.toml", "autograder.json", "sealed/d2lutil/exercises/nb03.py",
+                 "sealed/d2lutil/exercises/variants.py", "sealed/d2lutil/exercises/codec.py"):
         assert name in infos, name
     chapter = sorted(f"notebooks/{p.name}" for p in book.chapter_notebooks())
     assert sorted(n for n in infos if n.startswith("notebooks/")) == chapter
@@ -233,7 +232,7 @@ def test_setup_installs_requirements_without_the_repository_and_d2l_without_deps
     assert setup.startswith("#!/usr/bin/env bash") and runner.startswith("#!/usr/bin/env bash")
     assert "grep -v '^[[:space:]]*-e[[:space:]]'" in setup  # not `-e .`: the answers
     assert "--no-deps -r /autograder/source/requirements-d2l.txt" in setup
-    assert "tools/autograder.py\" run" in runner
+    assert "course/autograder.py\" run" in runner
 
 
 # --- variants: two students, each graded on their own ----------------------------------------
@@ -401,7 +400,7 @@ def test_results_json_is_written_even_when_the_grader_cannot_run(zip_path, pytho
     right = [("nb03.ipynb", notebook(IMPORT, OWN, EX2, EX3))]
     user = {"email": "c@example.edu", "id": 7, "name": "C", "sid": "s1000007"}
     broken = gradescope_root(zip_path, tmp_path / "broken", right, user)
-    (broken / "source" / "tools" / "grade.py").write_text("raise RuntimeError('broken')\n")
+    (broken / "source" / "course" / "grade.py").write_text("raise RuntimeError('broken')\n")
     no_python = gradescope_root(zip_path, tmp_path / "no_python", right, user)
     results = run_autograder(broken, python)
     assert results["score"] == 0 and results["tests"] == []

@@ -1,6 +1,6 @@
 """Student ids, variants and the sealed checkers of the student edition.
 
-d2lutil.exercises.variants picks each student's variant; d2lutil.exercises.sealed turns a
+d2lutil.exercises.variants picks each student's variant; course/sealed.py turns a
 checker into keyed hashes and back into a check. A sealed check must tell right from wrong
 as the book's checker does, with the same messages, at every tolerance edge the grid
 allows, and hold no right value.
@@ -15,20 +15,9 @@ import numpy as np
 import pytest
 import torch
 
-from d2lutil.exercises import (
-    Exercise,
-    Wrong,
-    checkers,
-    exception_type,
-    function,
-    integer,
-    number,
-    numbers_close,
-    sealed,
-    truth,
-    variants,
-    word,
-)
+import sealed
+from d2lutil.exercises import Exercise, Wrong, checkers, exception_type, function, variants
+from d2lutil.exercises.checkers import integer, number, numbers_close, truth, word
 
 KEY = bytes(range(16))
 

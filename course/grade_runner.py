@@ -1,17 +1,18 @@
-"""Run one student's notebook and collect its answers: the part of tools/grade.py that runs
+"""Run one student's notebook and collect its answers: the part of course/grade.py that runs
 next to the student's code (inside the bubblewrap sandbox when there is one).
 
-``python grade_runner.py JOB.json`` reads the job that tools/grade.py wrote: the
+``python grade_runner.py JOB.json`` reads the job that course/grade.py wrote: the
 notebook, the answer names taken from the chapter's own starter cells, the function
 answers to call (exercise module, exercise, part) and the limits. It executes the notebook
 in a fresh kernel with nbclient (each cell under a time limit: interrupted, then the next
-cell), adds a last cell that writes the answers as JSON (the values, never pickles; a
-function answer as its results on the grader's cases, public and hidden, sent as JSON in
-the job; a class answer as what the checker's ``run`` returns for each case, its outputs
-and hooked tensors; the id the notebook entered, for a note), and prints one
-line of JSON: the run's status, the failing cells and the answers' text. Nothing is
-checked here: the checkers run in the grader's own process. It needs only the standard
-library, nbformat and nbclient; nothing of it is imported by the student's kernel.
+cell), adds a last cell that writes the answers as JSON (course/codec.py's format: the
+values, never pickles; a function answer as its results on the grader's cases, public and
+hidden, sent as JSON in the job; a class answer as what the checker's ``run`` returns for
+each case, its outputs and hooked tensors; the id the notebook entered, for a note), and
+prints one line of JSON: the run's status, the failing cells and the answers' text.
+Nothing is checked here: the checkers run in the grader's own process. It needs only the
+standard library, nbformat and nbclient; nothing of it is imported by the student's kernel
+(its last cell encodes with the sealed package's codec).
 """
 
 import asyncio
@@ -33,84 +34,45 @@ TIMEOUT_MARK = "GraderCellTimeout"  # the error a cell gets when its time limit 
 TEXT_LIMIT = 300  # characters kept of an error message
 
 # The injected last cell. It runs in the student's kernel, so it trusts nothing there: it
-# only reads the named variables and writes what they hold as JSON to ANSWERS_PATH.
+# only reads the named variables and writes what they hold as JSON to ANSWERS_PATH, in the
+# one format of course/codec.py, which the sealed package holds as d2lutil.exercises.codec.
 ANSWERS_CELL = r'''
 def __grader_answers(names, functions, path, max_items):
     import importlib
     import json
     import sys
 
-    def tagged(kind, **fields):
-        return {"$": kind, **fields}
-
-    def encode(value, depth=0):
-        if depth > 20:
-            return tagged("unsupported", type="nested too deeply")
-        if value is Ellipsis:
-            return tagged("ellipsis")
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value if type(value) in (bool, int, float, str, type(None)) else (
-                tagged("unsupported", type=type(value).__name__))
-        numpy, torch = sys.modules.get("numpy"), sys.modules.get("torch")
-        if torch is not None and isinstance(value, torch.Tensor):
-            if value.numel() > max_items:
-                return tagged("too_large", size=int(value.numel()))
-            return tagged("tensor", dtype=str(value.dtype).replace("torch.", ""),
-                          shape=list(value.shape), data=value.detach().cpu().tolist())
-        if numpy is not None and isinstance(value, numpy.ndarray):
-            if value.size > max_items:
-                return tagged("too_large", size=int(value.size))
-            return tagged("ndarray", dtype=str(value.dtype), shape=list(value.shape),
-                          data=value.tolist())
-        if numpy is not None and isinstance(value, numpy.generic):
-            return tagged("ndarray", dtype=str(value.dtype), shape=[], data=value.item())
-        if isinstance(value, (list, tuple, dict)) and len(value) > max_items:
-            return tagged("too_large", size=len(value))
-        if isinstance(value, tuple):
-            return tagged("tuple", items=[encode(v, depth + 1) for v in value])
-        if isinstance(value, list):
-            return [encode(v, depth + 1) for v in value]
-        if isinstance(value, dict):
-            return tagged("dict", items=[[encode(k, depth + 1), encode(v, depth + 1)]
-                                         for k, v in value.items()])
-        if isinstance(value, type) and issubclass(value, BaseException):
-            return tagged("exception_class", name=value.__name__)
-        if isinstance(value, BaseException):
-            return tagged("exception", name=type(value).__name__)
-        if callable(value):
-            return tagged("function")
-        return tagged("unsupported", type=type(value).__name__)
+    codec = importlib.import_module("d2lutil.exercises.codec")
 
     def results_of(function, module, exercise, part, cases):
-        exercise = getattr(importlib.import_module(module), exercise)
-        checker = exercise.parts[part][1]
+        checker = getattr(importlib.import_module(module), exercise).parts[part][1]
         run = getattr(checker, "run", None)  # a class answer: run on each case
-        if cases is None:  # cases that cannot travel as data: the kernel's module's
-            cases = checker.cases()
-        else:  # the grader's cases, public and hidden
-            cases = importlib.import_module("d2lutil.exercises.codec").decode(cases)
+        # the grader's cases, public and hidden; or, where they cannot travel as data, the
+        # kernel's module's
+        cases = checker.cases() if cases is None else codec.decode(cases)
         results = []
         for case in cases:
             try:
-                results.append(encode(run(function, case) if run else function(*case)))
+                value = run(function, case) if run else function(*case)
+                results.append(codec.encode(value, max_items, loose=True))
             except Exception as error:
-                results.append(tagged("raised", type=type(error).__name__,
-                                      text=str(error)[:300]))
-        return tagged("results", items=results)
+                results.append({"$": "raised", "type": type(error).__name__,
+                                "text": str(error)[:300]})
+        return {"$": "results", "items": results}
 
     answers = {}
     for name in names:
         if name not in globals():
-            answers[name] = tagged("missing")
+            answers[name] = {"$": "missing"}
             continue
         value = globals()[name]
         try:
             if name in functions and callable(value):
                 answers[name] = results_of(value, *functions[name])
             else:
-                answers[name] = encode(value)
+                answers[name] = codec.encode(value, max_items, loose=True)
         except Exception as error:
-            answers[name] = tagged("unreadable", error=type(error).__name__)
+            answers[name] = {"$": "unreadable", "error": type(error).__name__}
     variants = sys.modules.get("d2lutil.exercises.variants")
     entered = getattr(variants, "_state", {}).get("id") if variants else None
     answers["$student_id"] = entered if isinstance(entered, str) else None

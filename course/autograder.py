@@ -1,7 +1,7 @@
-"""The Gradescope autograder: ``make autograder`` or ``python tools/autograder.py``.
+"""The Gradescope autograder: ``make autograder`` or ``python course/autograder.py``.
 
-    python tools/autograder.py [--out build/autograder.zip] [--id-field sid,email]
-                               [--budget 540]
+    python course/autograder.py [--out build/autograder.zip] [--id-field sid,email]
+                                [--budget 540]
 
 writes the zip an instructor uploads to a Gradescope "programming assignment". Gradescope
 unzips it into ``/autograder/source``, runs ``setup.sh`` there once (as root) to build the
@@ -13,25 +13,25 @@ submission, with the student's files in ``/autograder/submission`` and
 * ``setup.sh``: Python (3.11 or later) in a virtual environment, ``/opt/d2lutil-venv``,
   with requirements.txt (never the repository's own ``d2lutil``) and d2l without its
   dependencies (requirements-d2l.txt), and bubblewrap;
-* ``run_autograder``: ``python tools/autograder.py run``;
+* ``run_autograder``: ``python course/autograder.py run``;
 * ``autograder.json``: the settings of a run: the fields of the metadata that hold the
   id, the grader's limits, and the budget of seconds all the notebooks of a submission
   share (``--budget``; under the assignment's Gradescope timeout, whose end leaves no
   results at all);
 * what grading needs: ``d2lutil/`` (the full package: the checkers, in the grader's own
   process), ``sealed/d2lutil/`` (the student edition's package, the only one the
-  student's kernel can import), ``tools/`` (this file, grade.py, grade_runner.py,
-  student_edition.py, book.py), the chapter notebooks (their starter cells name the
-  answers; no solutions notebook), requirements.txt, requirements-d2l.txt and
+  student's kernel can import), ``course/`` and ``tools/book.py`` (``TOOL_FILES``: this
+  file and the modules grading imports), the chapter notebooks (their starter cells name
+  the answers; no solutions notebook), requirements.txt, requirements-d2l.txt and
   pyproject.toml.
 
 ``run`` (what ``run_autograder`` calls) grades every ``.ipynb`` file of ``submission/``
-(not of its subfolders) as tools/grade.py does, with the student id of the submitter
+(not of its subfolders) as course/grade.py does, with the student id of the submitter
 (``users[0]`` of ``submission_metadata.json``: its ``sid``, else its ``email``; see
 ``--id-field``), which picks the student's variant of every exercise. Before any
 student code runs it closes ``source/``, ``results/`` and ``submission/`` to every user
 but root (mode 0700) and gives the kernel a copy of the sealed package of its own. As
-root, the kernel runs as a user of its own (tools/grade.py, ``KERNEL_UID_BASE``), so it
+root, the kernel runs as a user of its own (course/grade.py, ``KERNEL_UID_BASE``), so it
 can read none of the answers and write none of the results; inside a bubblewrap sandbox
 too where bubblewrap can run (Gradescope's containers usually deny the user namespaces
 it needs: then the submission's own container, that user and the time, memory and
@@ -57,12 +57,13 @@ import time
 import traceback
 import zipfile
 
-TOOLS = pathlib.Path(__file__).resolve().parent
-ROOT = TOOLS.parent  # the repository, or /autograder/source in the zip
+ROOT = pathlib.Path(__file__).resolve().parents[1]  # the repository, or /autograder/source
+sys.path.append(str(ROOT / "tools"))  # as a script: the book's tools/book.py, by name
 DEFAULT_OUT = ROOT / "build" / "autograder.zip"
 DEFAULT_ID_FIELDS = ("sid", "email")
 CONFIG = "autograder.json"
-TOOL_FILES = ("book.py", "grade.py", "grade_runner.py", "student_edition.py", "autograder.py")
+TOOL_FILES = ("tools/book.py", "course/autograder.py", "course/codec.py", "course/grade.py",
+              "course/grade_runner.py", "course/roster.py", "course/student_edition.py")
 TOP_FILES = ("requirements.txt", "requirements-d2l.txt", "pyproject.toml")
 VENV = "/opt/d2lutil-venv"
 LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
@@ -101,12 +102,12 @@ RUN_AUTOGRADER = f"""\
 #!/usr/bin/env bash
 # Gradescope runs this (copied to /autograder/run_autograder) for every submission: it
 # grades /autograder/submission into /autograder/results/results.json
-# (tools/autograder.py run). AUTOGRADER_ROOT and PYTHON change where and with what.
+# (course/autograder.py run). AUTOGRADER_ROOT and PYTHON change where and with what.
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 if [ -z "${{PYTHON:-}}" ]; then
   if [ -x {VENV}/bin/python ]; then PYTHON={VENV}/bin/python; else PYTHON=python3; fi
 fi
-"$PYTHON" "$ROOT/source/tools/autograder.py" run
+"$PYTHON" "$ROOT/source/course/autograder.py" run
 status=$?
 if [ ! -s "$ROOT/results/results.json" ]; then  # the grader could not even start
   mkdir -p "$ROOT/results"
@@ -164,7 +165,7 @@ def build(out, id_fields=DEFAULT_ID_FIELDS, key=None, budget=DEFAULT_BUDGET_S):
             _add_tree(archive, ROOT / "d2lutil", "d2lutil")
             _add_tree(archive, sealed, "sealed/d2lutil")
             for name in TOOL_FILES:
-                _add_file(archive, TOOLS / name, f"tools/{name}")
+                _add_file(archive, ROOT / name, name)
             for path in book.chapter_notebooks(ROOT):
                 _add_file(archive, path, f"notebooks/{path.name}")
             for name in TOP_FILES:
@@ -244,7 +245,7 @@ def kernel_package(source):
 
 
 def bwrap_runs():
-    """Whether bubblewrap is installed and can make the namespaces tools/grade.py asks."""
+    """Whether bubblewrap is installed and can make the namespaces course/grade.py asks."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return False, "bubblewrap is not installed"
@@ -323,7 +324,7 @@ def results_for(rows, id_note, isolation_note, seconds):
 def grade_submission(root, started):
     """The results of the submission in ``root`` (see the module's doc)."""
     source = root / "source"
-    sys.path[:0] = [str(source / "tools"), str(source)]  # the zip's, over any installed
+    sys.path[:0] = [str(source / "course"), str(source / "tools"), str(source)]  # the zip's
     config = read_config(source)
     choice = os.environ.get("AUTOGRADER_ISOLATION", "auto")
     lock(root)  # before anything of the student's runs
@@ -341,6 +342,7 @@ def grade_submission(root, started):
             "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}
     kind, isolation_note = isolation(choice)
     import grade
+    import roster
 
     package = kernel_package(source)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="autograder-grades-"))
@@ -357,7 +359,7 @@ def grade_submission(root, started):
                 continue
             options.timeout = min(config["timeout"], int(left))
             rows.append(grade.grade(path, chapter, options, slot, student_id=the_id))
-        grade.mark_latest(rows, paths)
+        roster.mark_latest(rows, paths)
     finally:
         shutil.rmtree(package, ignore_errors=True)
         shutil.rmtree(scratch, ignore_errors=True)
@@ -405,7 +407,7 @@ def main(argv=None):
         return run()
     parser = argparse.ArgumentParser(
         prog="autograder.py", description="Write the Gradescope autograder zip (see "
-        "GRADING.md); `autograder.py run` is what its run_autograder calls.")
+        "course/README.md); `autograder.py run` is what its run_autograder calls.")
     parser.add_argument("--out", default=str(DEFAULT_OUT),
                         help="the zip (default build/autograder.zip)")
     parser.add_argument("--id-field", default=",".join(DEFAULT_ID_FIELDS), metavar="FIELDS",
@@ -422,7 +424,7 @@ def main(argv=None):
         print(f"autograder.py: error: {error}", file=sys.stderr)
         return 2
     print(f"{out}: upload it as the autograder of a Gradescope programming assignment "
-          "(GRADING.md, 'Gradescope')")
+          "(course/README.md, 'Gradescope')")
     return 0
 
 

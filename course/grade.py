@@ -1,4 +1,4 @@
-"""Grade a class's exercises: ``make grade SUBMISSIONS=DIR`` or ``python tools/grade.py DIR``.
+"""Grade a class's exercises: ``make grade SUBMISSIONS=DIR`` or ``python course/grade.py DIR``.
 
 Every ``.ipynb`` file in DIR is one submission: a copy of a chapter notebook with the
 student's answers in its starter cells. Each is matched to the chapter notebook it answers
@@ -9,17 +9,18 @@ exercise that is graded (d2lutil.exercises.variants), and a file without one is 
 nothing (``--book`` grades every file on the book's values instead, without ids).
 
 Each file is run top to bottom in a fresh kernel in a fresh folder that holds only its own
-file (tools/grade_runner.py), under time, memory and process limits, inside a bubblewrap
+file (course/grade_runner.py), under time, memory and process limits, inside a bubblewrap
 sandbox when ``bwrap`` is installed (no network, the system read-only, nothing of the other
 submissions or the grades visible); as root, its kernel runs as a user of its own. The
-kernel imports the sealed package of the student edition (tools/student_edition.py), with
+kernel imports the sealed package of the student edition (course/student_edition.py), with
 the grader's id in ``D2LUTIL_STUDENT_ID``, so no answer is within its reach. A last cell
 added to the run writes the values of the answer variables, named as in the chapter's own
-starter cells, as JSON; function answers are called there on the grader's cases, the
-public ones and hidden ones the student edition does not hold, and only their results
-come back (a class answer is run there by its checker's ``run``: only outputs and hooked
-tensors come back). The chapter's checkers then run here, in the grader's process, where
-the student's code cannot reach them (``Exercise.check_part``).
+starter cells, as JSON (course/codec.py, one format both ways); function answers are
+called there on the grader's cases, the public ones and hidden ones the student edition
+does not hold, and only their results come back (a class answer is run there by its
+checker's ``run``: only outputs and hooked tensors come back). The chapter's checkers then
+run here, in the grader's process, where the student's code cannot reach them
+(``Exercise.check_part``).
 
 Writes ``build/grades/grades.csv`` (or ``--out FILE``; never inside DIR): one row per
 submission, with its student id, whether it counts (of one student's files for one
@@ -28,15 +29,13 @@ the total, the status and the seconds it took; ``roster.csv`` beside it, one row
 student with the total over the notebooks handed in; and for each submission a results
 file in the format of Gradescope's autograder (``gradescope/NAME.json``). It writes over
 none of what it reads: a run whose outputs would land on the roster, a submission or
-anything in DIR stops before grading (``check_outputs``). GRADING.md says more.
+anything in DIR stops before grading (``check_outputs``). course/README.md says more.
 """
 
 import argparse
 import ast
 import atexit
-import builtins
 import concurrent.futures
-import csv
 import importlib
 import json
 import os
@@ -53,14 +52,24 @@ import time
 
 import nbformat
 
-import book
-import student_edition
-from d2lutil.exercises import variants
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "tools"))  # as a script
+import book  # noqa: E402  (the book's tools/book.py: the course reads the book)
+import codec  # noqa: E402
+import student_edition  # noqa: E402
+from d2lutil.exercises import variants  # noqa: E402
+from roster import (  # noqa: E402
+    ID_SEPARATOR,
+    UsageError,
+    id_of,
+    mark_latest,
+    partial_of,
+    read_roster,
+    write_roster,
+    write_rows,
+)
 
 RUNNER = pathlib.Path(__file__).resolve().with_name("grade_runner.py")
 DEFAULT_OUT = book.ROOT / "build" / "grades" / "grades.csv"
-IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+d2lutil\.exercises\.nb(\d+)[ \t]+import\b"
-                       r"|import[ \t]+d2lutil\.exercises\.nb(\d+)\b)", re.MULTILINE)
 HOME = "/home/student"  # the submission's folder inside the sandbox
 KERNEL_UID_BASE = 61000  # as root, the kernel of job slot k runs as user 61000 + k
 NOTEBOOK_LIMIT = 20 * 2**20  # bytes of a submission the grader reads at most
@@ -68,10 +77,6 @@ RESULT_LIMIT = 2**20  # bytes of the runner's report, beside the answers
 FILE_LIMIT = 64 * 2**20  # largest file the submission may write
 MAX_ITEMS = 100_000  # numbers in one answer
 MEMORY_WORDS = ("MemoryError", "allocate memory", "out of memory")
-
-
-class UsageError(ValueError):
-    """A bad command-line argument; the message names it."""
 
 
 # --- the chapter: its notebooks, their exercises and the answers' names ----------------------
@@ -125,8 +130,6 @@ class ChapterNotebook:
         """{answer name: [module, exercise, part, cases]} for the runner: the cases (public
         and hidden) as JSON, or None where they cannot travel (the kernel's module makes
         them)."""
-        from d2lutil.exercises import codec
-
         jobs = {}
         for exercise, index, name, _, checker in self.graded_parts(student_id):
             if name not in self.functions:
@@ -193,7 +196,7 @@ def read_submission(path, chapter):
     except Exception as error:  # any malformed file: a row, never a traceback
         text = str(error).strip().splitlines()[0][:120] if str(error).strip() else ""
         return None, f"not graded: not a readable notebook ({type(error).__name__}: {text})"
-    numbers = sorted({a or b for s in sources for a, b in IMPORT_RE.findall(s)})
+    numbers = book.exercise_numbers(sources)
     if not numbers:
         return None, ("not graded: no exercise import (from d2lutil.exercises.nbNN import "
                       "...) in any code cell")
@@ -203,67 +206,6 @@ def read_submission(path, chapter):
     if numbers[0] not in chapter:
         return None, f"not graded: the chapter has no notebook {numbers[0]} with exercises"
     return nb, chapter[numbers[0]]
-
-
-# --- answers from JSON --------------------------------------------------------------------------
-
-class AnswerError(ValueError):
-    """An answer the grader cannot read back from the runner's JSON."""
-
-
-def _named_object(name, what="a value of type"):
-    """A stand-in for an answer the JSON could not carry: its type name survives."""
-    safe = name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", str(name)) else "object"
-    return type(safe, (), {"__repr__": lambda self: f"<{what} {safe}>"})()
-
-
-def _exception_class(name):
-    found = getattr(builtins, str(name), None)
-    if isinstance(found, type) and issubclass(found, BaseException):
-        return found
-    safe = name if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", str(name)) else "Error"
-    return type(safe, (Exception,), {})
-
-
-def decode(value):
-    """A Python value from the runner's tagged JSON (see ANSWERS_CELL in grade_runner)."""
-    from d2lutil.exercises import CallResults, Raised, codec
-
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    kind = value.get("$")
-    if kind == "ellipsis":
-        return ...
-    if kind == "tuple":
-        return tuple(decode(v) for v in value["items"])
-    if kind == "dict":
-        return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
-    if kind in ("ndarray", "tensor"):
-        try:
-            return codec.array_of(value)
-        except ValueError as error:
-            raise AnswerError(str(error)) from None
-    if kind == "exception_class":
-        return _exception_class(value["name"])
-    if kind == "exception":
-        return _exception_class(value["name"])()
-    if kind == "function":
-        return _named_object("function")
-    if kind == "unsupported":
-        return _named_object(value.get("type"))
-    if kind == "too_large":
-        raise AnswerError(f"it holds {value.get('size')} values, more than the {MAX_ITEMS:,} "
-                          "the grader reads")
-    if kind == "results":
-        return CallResults(Raised(r.get("type"), r.get("text")) if isinstance(r, dict)
-                           and r.get("$") == "raised" else decode(r) for r in value["items"])
-    raise AnswerError(f"an unknown kind of value ({str(kind)[:40]})")
-
-
-def _hashable(key):
-    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
 
 
 # --- running one submission --------------------------------------------------------------------
@@ -538,7 +480,7 @@ def _fill(row, notebook, result, options, student_id=None):
             points, message = 0, f"could not read the answer ({value.get('error')})"
         else:
             try:
-                answer = decode(value)
+                answer = codec.decode(value, builders=())
             except Exception as error:
                 points, message = 0, f"could not read the answer ({error})"[:300]
             else:
@@ -584,146 +526,12 @@ def _print(line):
     print(line, flush=True)
 
 
-# --- student ids, the latest submission, the roster --------------------------------------------
-
-ID_SEPARATOR = "__"  # a submission's file is ID__anything.ipynb
-ROSTER_ID_COLUMNS = ("id", "student_id", "sid")
-
-
-def read_roster(path):
-    """{id: name} from a roster CSV with a header: an ``id`` (or ``student_id``, ``sid``)
-    column and optionally ``name``. A bad file is a UsageError naming the line."""
-    path = pathlib.Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--roster {path}: cannot be read ({error})") from None
-    reader = csv.DictReader(text.splitlines())
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
-    column = next((c for c in ROSTER_ID_COLUMNS if c in fields), None)
-    if column is None:
-        raise UsageError(f"--roster {path}: the first line must name the columns, one of "
-                         f"them {' or '.join(ROSTER_ID_COLUMNS)}; got {fields}")
-    roster = {}
-    for line, record in enumerate(reader, 2):
-        record = {(k or "").strip().lower(): (v or "").strip() for k, v in record.items()}
-        try:
-            student_id = variants.check_id(record.get(column, ""), f"the {column} of line "
-                                           f"{line}")
-        except ValueError as error:
-            raise UsageError(f"--roster {path}: {error}") from None
-        if student_id in roster:
-            raise UsageError(f"--roster {path}: line {line} repeats the id {student_id}")
-        roster[student_id] = record.get("name", "")
-    return roster
-
-
-def id_of(path, roster=None):
-    """(student id, None) of a submission's file ``ID__anything.ipynb``, or (None, why)."""
-    stem = pathlib.Path(path).stem
-    if ID_SEPARATOR not in stem:
-        return None, (f"no id: the file name does not start with a student id and "
-                      f"{ID_SEPARATOR} (ID{ID_SEPARATOR}notebook.ipynb)")
-    candidate = stem.split(ID_SEPARATOR, 1)[0]
-    try:
-        student_id = variants.check_id(candidate, "the file name's id")
-    except ValueError:
-        return None, f"no id: {candidate[:64]!r} in the file name is not a student id"
-    if roster is not None and student_id not in roster:
-        return None, f"no id: {student_id} is not on the roster"
-    return student_id, None
-
-
-def mark_latest(rows, paths):
-    """Set ``counted`` on every row: of the files of one student for one notebook, only
-    the latest counts (modification time, which zip and unzip keep; then the name)."""
-    when = {p.name: (p.lstat().st_mtime_ns, p.name) for p in paths}
-    groups = {}
-    for row in rows:
-        row["counted"] = "yes" if row["status"] not in ("no id", "not graded") else "no"
-        if row["counted"] == "yes" and row["student_id"]:
-            groups.setdefault((row["student_id"], row["notebook"]), []).append(row)
-    for group in groups.values():
-        group.sort(key=lambda r: when[r["file"]])
-        for older in group[:-1]:
-            older["counted"] = "no"
-            older["note"] = "; ".join(filter(None, [
-                f"not counted: {group[-1]['file']} is a later submission of this notebook",
-                older["note"]]))
-
-
-def roster_rows(rows, roster=None):
-    """One row per student: the total over the notebooks handed in (the latest of each),
-    then a row for each file without an id."""
-    roster = roster or {}
-
-    def entry_of(student_id, note=()):
-        return {"student_id": student_id, "name": roster.get(student_id, ""), "total": 0,
-                "max_total": 0, "notebooks": {}, "note": list(note)}
-
-    students = {student_id: entry_of(student_id) for student_id in roster}
-    for row in rows:
-        student_id = row["student_id"]
-        if not student_id or row["status"] == "not graded":
-            continue
-        entry = students.setdefault(student_id, entry_of(student_id))
-        number = book.number(row["notebook"])
-        if row["counted"] == "yes":
-            entry["notebooks"][number] = row["total"]
-            entry["total"] += row["total"]
-            entry["max_total"] += row["max_total"] or 0
-        else:
-            entry["note"].append(f"notebook {number} handed in more than once: the latest "
-                                 "counts")
-    out = []
-    for entry in sorted(students.values(), key=lambda e: e["student_id"]):
-        if not entry["notebooks"]:
-            entry["note"].append("nothing graded handed in")
-        entry["note"] = "; ".join(dict.fromkeys(entry["note"]))
-        out.append(entry)
-    for row in rows:
-        if row["status"] == "no id":
-            entry = entry_of("")
-            entry["note"] = f"{row['note']} ({row['file']}): graded on nothing"
-            out.append(entry)
-    return out
-
-
-def write_roster(rows, out, roster=None):
-    """Write the per-student rows (``roster_rows``) to ``out``, a CSV."""
-    entries = roster_rows(rows, roster)
-    numbers = sorted({n for e in entries for n in e["notebooks"]})
-    names = ["student_id", "name", "total", "max_total", *[f"nb{n}" for n in numbers], "note"]
-    records = []
-    for entry in entries:
-        records.append({k: entry.get(k, "") for k in names})
-        records[-1].update({f"nb{n}": p for n, p in entry["notebooks"].items()})
-    _write_rows(out, names, records)
-
-
-def partial_of(path):
-    """The temporary file a CSV is written to before it takes the name ``path``."""
-    return path.with_name(path.name + ".partial")
-
-
-def _write_rows(out, names, records):
-    """Write ``records`` (dicts) to the CSV ``out`` with columns ``names``, through a
-    temporary file: never half a file."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = partial_of(out)
-    with open(partial, "w", newline="", encoding="utf-8") as file:
-        writer = csv.DictWriter(file, fieldnames=names)
-        writer.writeheader()
-        writer.writerows(records)
-    os.replace(partial, out)
-
-
 def grade_class(folder, options, chapter=None, log=_print):
     """Grade every submission in ``folder``; return the rows (one per file, by name)."""
     chapter = load_chapter() if chapter is None else chapter
     paths = submissions_in(folder)
-    roster = read_roster(options.roster) if options.roster else None
-    ids = {p.name: (None, None) if options.book else id_of(p, roster) for p in paths}
+    known = read_roster(options.roster) if options.roster else None
+    ids = {p.name: (None, None) if options.book else id_of(p, known) for p in paths}
     _ = options.package  # built once, before the workers start
     slots = queue.Queue()
     for slot in range(options.jobs):
@@ -762,7 +570,7 @@ def write_csv(rows, out):
         records.append({k: row.get(k, "") for k in names})
         for label, (points, message, _, _) in row["parts"].items():
             records[-1][label], records[-1][f"{label} message"] = points, message
-    _write_rows(out, names, records)
+    write_rows(out, names, records)
 
 
 def gradescope_results(row):
@@ -823,8 +631,8 @@ def check_outputs(folder, out, roster=None):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(
-        prog="grade.py", description="Grade a class's exercise notebooks (see the README, "
-        "'Grading a class').")
+        prog="grade.py", description="Grade a class's exercise notebooks (see "
+        "course/README.md).")
     parser.add_argument("submissions", metavar="SUBMISSIONS",
                         help="folder holding one .ipynb file per submission")
     parser.add_argument("--out", default=str(DEFAULT_OUT), metavar="FILE",
@@ -889,12 +697,12 @@ def main(argv=None):
               "installed, so the students' code has the network and sees the system; each "
               f"kernel runs as a user of its own (uid {KERNEL_UID_BASE} and up) under time "
               "and memory limits. Install bubblewrap, or grade in a container or VM "
-              "(GRADING.md).", file=sys.stderr)
+              "(course/README.md).", file=sys.stderr)
     else:
         print("WARNING: grading is NOT isolated: bubblewrap (bwrap) is not installed, so the "
               "students' code runs with your rights (only time and memory limits apply). "
-              "Install bubblewrap, or grade in a container or VM (README, 'Grading a "
-              "class').", file=sys.stderr)
+              "Install bubblewrap, or grade in a container or VM "
+              "(course/README.md).", file=sys.stderr)
     start = time.monotonic()
     rows = grade_class(folder, options)
     out, students, gradescope = output_paths(options.out)
@@ -907,8 +715,8 @@ def main(argv=None):
     if no_id:
         print(f"{no_id} file{'s' if no_id > 1 else ''} had no student id and "
               f"{'were' if no_id > 1 else 'was'} graded on nothing: name each "
-              f"ID{ID_SEPARATOR}anything.ipynb (GRADING.md), or grade on the book's values "
-              "with --book.", file=sys.stderr)
+              f"ID{ID_SEPARATOR}anything.ipynb (course/README.md), or grade on the book's "
+              "values with --book.", file=sys.stderr)
     return 0
 
 

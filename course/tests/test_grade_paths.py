@@ -1,7 +1,7 @@
-"""tools/grade.py never writes over what it reads: a run whose OUT, roster.csv beside it or
+"""course/grade.py never writes over what it reads: a run whose OUT, roster.csv beside it or
 Gradescope results would land on the roster, a submission or inside SUBMISSIONS stops
-before anything is graded. No kernel runs here: tests/test_grade.py grades with the roster
-beside OUT, and runs the refusal from the command line."""
+before anything is graded. No kernel runs here: course/tests/test_grade.py grades with the
+roster beside OUT, and runs the refusal from the command line."""
 
 import os
 import pathlib

@@ -1,0 +1,854 @@
+"""The site's teaching plan page, made from the notebooks' own facts at `make chapter` time.
+
+    python course/plan.py ROOT PAGE   # the chapter at ROOT; writes PAGE and its figure beside it
+
+tools/chapter.py build runs it before anything else (a missing fact stops the build at
+once, with a :class:`PlanError` saying where to fix it): it reads the stored notebooks of
+the chapter at ROOT and the exercise modules of ROOT's ``d2lutil``, and writes the page
+(the template is ``teaching_plan.md.j2`` beside this file) and, beside it, the figure of
+which notebook builds on which (``MAP_FIGURE``, drawn with matplotlib, no network).
+
+For each chapter notebook (tools/book.py finds them) the page gives:
+
+* minutes to read: the words of its Markdown prose (the References section and the
+  navigation cell left out, a formula counted as one word, link targets and HTML tags
+  dropped) at ``WORDS_PER_MINUTE``, rounded up;
+* seconds to run: its time budget, ``budget_s`` of its facts (its metadata ``chapter``,
+  book.facts: a fresh kernel on a 2-core CPU like Colab's); a notebook without one stops
+  the build with a message saying where to add it;
+* the cells to run live in class: the code cells its authors tagged ``live-PURPOSE``
+  (book.LIVE_PREFIX), each named by its tag and the heading of the section it sits in;
+* its exercises: the ``Exercise`` objects of the module its import cell names
+  (``from d2lutil.exercises.nbNN import ...``, book.IMPORT_RE), each with its
+  ``max_points``; a checked exercise suits homework graded by `make grade`, an open-ended
+  one (no checked parts) carries no points. An exercise the notebook numbers but no module
+  checks is listed as open-ended.
+
+With the chapter's course (``course/course.toml`` under ROOT, ``load_course``; a chapter
+without one, such as the tests' demo chapter, gets the inventory alone), the page is a plan,
+every fact checked against the notebooks:
+
+* the lectures (the course's ``lectures``), one per deck of book.LECTURE_DECKS
+  (tools/lecture.py builds the decks): parts with minutes that add up to the lecture's,
+  each with its screens of the deck (``lecture.screen_ranges``); a deck with no tagged cell
+  stops the build;
+* the labs: the notebooks whose facts say what their lab does (``lab``);
+* what to say at each live cell (the course's ``live``: every tag in it must be on exactly
+  one code cell, and every ``live-`` tag of a notebook must be in it);
+* each notebook's learning objectives (the bullets of its ``## What you will learn``
+  section) and the exercises that assess them (its facts' ``objectives``: one list of
+  exercise numbers per bullet, both checked);
+* prerequisites: D2L's sections by name (its facts' ``d2l_sections``, from
+  ``D2L_SECTIONS``) and the mathematics (``maths``), and which notebook builds on which
+  (``builds_on``, also drawn as a figure with alt text);
+* the misconceptions students bring and where the chapter answers them, by notebook and
+  section heading (the course's ``misconceptions``: a heading no longer in the notebook
+  stops the build, with the notebook's headings in the message);
+* a concept quiz (the course's ``quiz``), its answers folded, for the instructor to project.
+
+Nothing here runs a notebook: it reads the stored notebooks, so the plan is known (and a
+missing budget, tag or heading reported) before the build executes anything.
+"""
+
+import argparse
+import dataclasses
+import importlib
+import math
+import pathlib
+import re
+import sys
+import textwrap
+
+import jinja2
+import tomllib
+
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[1] / "tools"))  # as a script
+import book  # noqa: E402  (the book's tools: the course reads the book)
+import colab  # noqa: E402
+import lecture  # noqa: E402
+
+COURSE_FILE = "course/course.toml"  # the course-wide facts of a chapter, under its root
+TEMPLATE = pathlib.Path(__file__).with_name("teaching_plan.md.j2")
+MAP_FIGURE = "teaching_plan_map.png"  # the figure of which notebook builds on which
+# A careful reading of technical prose, with its formulas, code and figures to look at:
+# about half the pace of everyday prose (some 240 words a minute).
+WORDS_PER_MINUTE = 120
+README_SECTION = "README.md#grading-a-class"  # "## Grading a class", as GitHub anchors it
+STATEMENT_CHARS = 100  # an exercise is shown by its first sentences, this long at least
+OBJECTIVES_HEADING = "## What you will learn"
+# The page's sections on the course, after one per lecture (``PlannedLecture.heading``); the
+# labs' only when a notebook is a lab (``course_headings``).
+HEADINGS = {"labs": "Labs", "live": "Cells to run live", "map": "Which notebook builds on which",
+            "misconceptions": "Misconceptions students bring", "quiz": "A concept quiz"}
+LECTURE_MINUTES = 75
+
+_FORMULA = re.compile(r"\$\$.+?\$\$|\$[^$\n]+\$", re.DOTALL)
+_WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+_ITEM = re.compile(r"(?m)^(\d+)\.\s+(.*(?:\n(?!\s*\n|\d+\.\s).*)*)")
+_SPAN = re.compile(r"`[^`]*`|\$[^$]*\$")
+_SENTENCE_END = re.compile(r"[.?!](?=\s|$)")
+_HEADING = re.compile(r"^(#{2,3}) +(.+?)\s*#*\s*$")
+_BULLET = re.compile(r"^\s{0,3}(?:[-*+]|\d+[.)])\s+(.*)$")
+
+
+class PlanError(ValueError):
+    """A fact the plan needs is missing or malformed; the message says where to fix it."""
+
+
+# --- the course: course/course.toml (edit it there; the build checks it) ---------------------
+
+@dataclasses.dataclass(frozen=True)
+class Part:
+    """A part of a lecture: its minutes, what it covers and the notebooks whose tagged cells
+    it shows (their screens of the deck); a part with no notebook (questions, the recap)
+    shows no screen."""
+
+    minutes: int
+    topic: str
+    notebooks: tuple = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Lecture:
+    deck: str  # its deck in book.LECTURE_DECKS
+    title: str
+    parts: tuple
+    minutes: int = LECTURE_MINUTES
+
+
+@dataclasses.dataclass(frozen=True)
+class Misconception:
+    belief: str  # what students bring
+    answer: str  # what the chapter shows instead, one or two sentences
+    where: tuple  # ((notebook number, the heading of the section that shows it), ...)
+
+
+@dataclasses.dataclass(frozen=True)
+class Question:
+    question: str
+    answer: str  # true of the chapter: say where it shows it
+    notebooks: tuple  # the notebooks that answer it, by number
+
+
+@dataclasses.dataclass(frozen=True)
+class Course:
+    lectures: tuple
+    live: dict  # {tag: (purpose, what to say: one sentence)}
+    misconceptions: tuple
+    quiz: tuple
+
+
+def _folded(value):
+    """The TOML ``value`` with every string's line breaks and indents read as one space."""
+    if isinstance(value, str):
+        return " ".join(value.split())
+    if isinstance(value, list):
+        return tuple(_folded(v) for v in value)
+    return {k: _folded(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+
+def load_course(root=book.ROOT):
+    """The :class:`Course` of ``root``'s ``COURSE_FILE``; None for a chapter without one."""
+    path = pathlib.Path(root) / COURSE_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = _folded(tomllib.loads(path.read_text(encoding="utf-8")))
+        return Course(
+            tuple(Lecture(**{**lec, "parts": tuple(Part(**p) for p in lec["parts"])})
+                  for lec in data["lectures"]),
+            {tag: (v["purpose"], v["say"]) for tag, v in data["live"].items()},
+            tuple(Misconception(**m) for m in data["misconceptions"]),
+            tuple(Question(**q) for q in data["quiz"]))
+    except (tomllib.TOMLDecodeError, KeyError, TypeError) as e:
+        what = f"an entry lacks its {e}" if isinstance(e, KeyError) else e
+        raise PlanError(f"{COURSE_FILE}: {what}") from None
+
+
+_D2L_ATTENTION = "chapter_attention-mechanisms-and-transformers/"
+# D2L's sections a notebook's facts may name as prerequisites: {title: its page on d2l.ai}.
+D2L = "https://d2l.ai/"
+D2L_SECTIONS = {
+    "Data Manipulation": "chapter_preliminaries/ndarray.html",
+    "Linear Regression": "chapter_linear-regression/linear-regression.html",
+    "Queries, Keys, and Values": _D2L_ATTENTION + "queries-keys-values.html",
+    "Attention Scoring Functions": _D2L_ATTENTION + "attention-scoring-functions.html",
+    "The Bahdanau Attention Mechanism": _D2L_ATTENTION + "bahdanau-attention.html",
+    "Multi-Head Attention": _D2L_ATTENTION + "multihead-attention.html",
+    "Self-Attention and Positional Encoding":
+        _D2L_ATTENTION + "self-attention-and-positional-encoding.html",
+    "The Transformer Architecture": _D2L_ATTENTION + "transformer.html",
+    "Sequence-to-Sequence Learning for Machine Translation":
+        "chapter_recurrent-modern/seq2seq.html",
+    "Adam": "chapter_optimization/adam.html",
+    "Information Theory":
+        "chapter_appendix-mathematics-for-deep-learning/information-theory.html",
+}
+
+# --- the facts ------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class LiveCell:
+    tag: str  # book.LIVE_PREFIX + its purpose
+    section: str  # the heading of its section (a ### one after the ## one it belongs to)
+    purpose: str = ""  # from the course's live table
+    say: str = ""
+
+
+@dataclasses.dataclass
+class ExerciseFact:
+    number: int
+    statement: str  # its item under "## Exercises", the first sentences (lead)
+    checked: int  # answers checked (its parts); 0 for an open-ended exercise
+    points: float  # max_points
+    written_part: bool  # an open part beside the checked ones (not graded by make grade)
+    rubric: list = dataclasses.field(default_factory=list)  # (points, criterion): by hand
+    # points of the checked answers that are each student's own (variants) and those that
+    # are the same for everyone (open-book); together the checked points
+    own_points: float = 0
+    open_book_points: float = 0
+
+
+@dataclasses.dataclass
+class NotebookFact:
+    rel: str
+    title: str
+    words: int
+    run_s: float
+    live: list
+    exercises: list
+    solutions: str | None  # the rel of its worked solutions, if any
+    headings: list = dataclasses.field(default_factory=list)  # its ## and ### headings
+    objectives: list = dataclasses.field(default_factory=list)  # "What you will learn"
+    meta: dict = dataclasses.field(default_factory=dict)  # its facts (book.facts)
+
+    @property
+    def number(self):
+        return book.number(self.rel)
+
+    @property
+    def read_min(self):
+        return math.ceil(self.words / WORDS_PER_MINUTE)
+
+    @property
+    def points(self):
+        return sum(e.points for e in self.exercises)
+
+
+class ChapterFacts(list):
+    """The notebooks' :class:`NotebookFact` in reading order, and ``plan``: the course,
+    checked against them (a :class:`CoursePlan`), or None without a course."""
+
+    plan = None
+
+
+def checked_facts(nb, rel):
+    """The notebook's facts (book.facts), with a time budget and no unknown key, or a
+    PlanError saying what to fix."""
+    meta = dict(book.facts(nb))
+    budget = meta.get("budget_s")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
+        raise PlanError(
+            f"{rel} has no time budget: set \"{book.FACTS_KEY}\": {{\"budget_s\": SECONDS}} "
+            "in its metadata (CONTRIBUTING.md, \"A notebook's facts\"); the teaching plan "
+            f"gives it as the notebook's seconds to run (got {budget!r})")
+    unknown = sorted(set(meta) - set(book.FACT_KEYS))
+    if unknown:
+        raise PlanError(f"{rel}: its metadata \"{book.FACTS_KEY}\" holds {unknown}, not among "
+                        f"{list(book.FACT_KEYS)} (tools/book.py FACT_KEYS)")
+    return meta
+
+
+def prose_cells(nb):
+    """The Markdown a reader reads: every Markdown cell but the navigation cell, up to the
+    ``## References`` heading."""
+    texts = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
+            continue
+        lines = [x for x in cell.source.split("\n") if not book.BADGE_RE.match(x.strip())]
+        text = "\n".join(lines)
+        references = re.search(r"(?m)^## References\b", text)
+        if references:
+            texts.append(text[: references.start()])
+            break
+        texts.append(text)
+    return texts
+
+
+def count_words(markdown):
+    """Words of Markdown prose: a formula is one word; link targets and HTML tags none."""
+    text = _FORMULA.sub(" formula ", markdown)
+    text = re.sub(r"\]\([^)]*\)", "]", text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    text = re.sub(r"https?://\S+", " ", text)
+    return len(_WORD.findall(text))
+
+
+def _headings(source):
+    """[(level, text)] of the ``##`` and ``###`` headings of Markdown ``source`` (none inside
+    a fenced code block)."""
+    found, fenced = [], False
+    for line in source.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        m = None if fenced else _HEADING.match(line)
+        if m:
+            found.append((len(m.group(1)), m.group(2)))
+    return found
+
+
+def sections(nb):
+    """[(section, cell)] for every cell but the navigation cell: ``section`` is the heading
+    the cell sits under (after its own headings, for a Markdown cell), "## › ###" for a
+    ``###`` part, "" before the first heading."""
+    out, top, sub = [], "", ""
+    for cell in nb.cells:
+        if book.NAV_TAG in book.tags(cell):
+            continue
+        if cell.cell_type == "markdown":
+            for level, text in _headings(cell.source):
+                top, sub = (text, "") if level == 2 else (top, text)
+        out.append((f"{top} › {sub}" if top and sub else sub or top, cell))
+    return out
+
+
+def headings(nb):
+    """The texts of the notebook's ``##`` and ``###`` headings, in order."""
+    return [text for cell in nb.cells if cell.cell_type == "markdown"
+            and book.NAV_TAG not in book.tags(cell) for _, text in _headings(cell.source)]
+
+
+def objectives(nb):
+    """The bullets of the notebook's ``## What you will learn`` section, each on one line
+    (a bullet's continuation lines joined to it)."""
+    bullets, inside = [], False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for line in cell.source.split("\n"):
+            if line.startswith("## "):
+                if inside:
+                    return bullets
+                inside = line.strip() == OBJECTIVES_HEADING
+                continue
+            if not inside or line.startswith("#"):
+                continue
+            m = _BULLET.match(line)
+            if m:
+                bullets.append(m.group(1).strip())
+            elif line.strip() and bullets:
+                bullets[-1] += " " + line.strip()
+    return bullets
+
+
+def live_cells(nb, rel="notebook"):
+    """The cells tagged ``live-...`` (book.LIVE_PREFIX), as :class:`LiveCell` in order; a
+    tag on a cell that is not code, or on several cells, is a PlanError."""
+    found = []
+    for section, cell in sections(nb):
+        for tag in book.tags(cell):
+            if not tag.startswith(book.LIVE_PREFIX):
+                continue
+            if cell.cell_type != "code":
+                raise PlanError(f"{rel}: the tag {tag!r} is on a {cell.cell_type} cell; a "
+                                "live cell is a code cell to run in class")
+            if any(c.tag == tag for c in found):
+                raise PlanError(f"{rel}: the tag {tag!r} is on several cells; it names one "
+                                "cell to run in class")
+            found.append(LiveCell(tag, section))
+    return found
+
+
+def lead(text, at_least=STATEMENT_CHARS):
+    """The first sentences of ``text``, as few as make ``at_least`` characters (a sentence
+    end inside `code` or $maths$ does not count)."""
+    text = " ".join(text.split())
+    plain = _SPAN.sub(lambda m: "x" * len(m.group(0)), text)  # same length, no ends inside
+    for end in _SENTENCE_END.finditer(plain):
+        if end.end() >= at_least:
+            return text[: end.end()]
+    return text
+
+
+def exercise_statements(nb):
+    """{number: lead} of the numbered items under ``## Exercises``."""
+    statements, inside = {}, False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
+            continue
+        source = cell.source
+        if not inside:
+            head, mark, source = source.partition("## Exercises")
+            if not mark:
+                continue
+            inside = True
+        source, stop, _ = source.partition("## References")
+        for m in _ITEM.finditer(source):
+            statements.setdefault(int(m.group(1)), lead(m.group(2)))
+        if stop:
+            break
+    return statements
+
+
+def exercise_module(nb, rel):
+    """The module the notebook's exercise-import cell names, or None without one."""
+    numbers = book.exercise_numbers(c.source for c in nb.cells if c.cell_type == "code")
+    if len(numbers) > 1:
+        raise PlanError(f"{rel} imports the exercises of several notebooks: {numbers}")
+    return f"d2lutil.exercises.nb{numbers.pop()}" if numbers else None
+
+
+def load_exercises(module):
+    """The ``Exercise`` objects of ``module`` (its ``__all__``), by number."""
+    loaded = importlib.import_module(module)
+    return sorted((getattr(loaded, name) for name in loaded.__all__), key=lambda e: e.number)
+
+
+def _own_and_open(exercise):
+    """(points that vary per student, points that are open-book) of an exercise's checked
+    answers: a part varies when the exercise has variants and the part is not open-book."""
+    if exercise is None or not getattr(exercise, "parts", None):
+        return 0, 0
+    varies = getattr(exercise, "variants", None)
+    open_book = getattr(exercise, "open_book", {}) or {}
+    own = sum(p for j, p in enumerate(exercise.points) if varies and j not in open_book)
+    return own, exercise.max_points - own
+
+
+def exercise_facts(nb, rel, exercises_of=load_exercises):
+    statements = exercise_statements(nb)
+    module = exercise_module(nb, rel)
+    exercises = {e.number: e for e in (exercises_of(module) if module else [])}
+    facts = []
+    for n in sorted(set(statements) | set(exercises)):
+        e = exercises.get(n)
+        facts.append(ExerciseFact(
+            n, statements.get(n, f"ex{n} of {module}"), len(e.parts) if e else 0,
+            e.max_points if e else 0, bool(e and e.parts and e.open_part),
+            list(getattr(e, "rubric", [])) if e else [], *_own_and_open(e)))
+    return facts
+
+
+def notebook_fact(path, root, exercises_of=load_exercises):
+    rel = book.relpath_of(path, root)
+    nb = book.read(path)
+    solutions = pathlib.Path(root) / book.SOLUTIONS_DIR / f"{book.number(rel)}_solutions.ipynb"
+    meta = checked_facts(nb, rel)
+    return NotebookFact(
+        rel, book.title_of(nb, rel), sum(count_words(t) for t in prose_cells(nb)),
+        meta["budget_s"], live_cells(nb, rel), exercise_facts(nb, rel, exercises_of),
+        book.relpath_of(solutions, root) if solutions.is_file() else None,
+        headings(nb), objectives(nb), meta)
+
+
+_AUTO = object()
+
+
+def chapter_facts(root=book.ROOT, exercises_of=load_exercises, course=_AUTO):
+    """A :class:`NotebookFact` for every chapter notebook under ``root``, in order, as a
+    :class:`ChapterFacts` whose ``plan`` is ``course`` (default: ``load_course(root)``)
+    checked against the notebooks (``plan_course``)."""
+    facts = ChapterFacts(notebook_fact(p, root, exercises_of)
+                         for p in book.chapter_notebooks(root))
+    course = load_course(root) if course is _AUTO else course
+    if course is not None:
+        facts.plan = plan_course(course, facts, root)
+    return facts
+
+
+# --- the course, checked against the notebooks ----------------------------------------------
+
+@dataclasses.dataclass
+class PlannedPart:
+    minutes: int
+    topic: str
+    notebooks: list  # their NotebookFact
+    screens: tuple | None  # (first, last) of the deck, None for a part with no notebook
+    live: list  # the LiveCell of its notebooks
+
+
+@dataclasses.dataclass
+class PlannedLecture:
+    title: str
+    deck: str
+    minutes: int
+    parts: list
+    screens: int  # the deck's screens, its title slide included
+
+    @property
+    def notebooks(self):
+        return [f for part in self.parts for f in part.notebooks]
+
+    @property
+    def heading(self):
+        return f"{self.title}: {self.minutes} minutes"
+
+
+@dataclasses.dataclass
+class CoursePlan:
+    lectures: list
+    labs: list  # [(NotebookFact, what it does, [the facts it builds on])]
+    live: list  # [(NotebookFact, LiveCell)] in reading order
+    objectives: dict  # {rel: [(objective, [exercise numbers])]}
+    builds_on: dict  # {rel: [NotebookFact]}
+    prerequisites: list  # [(NotebookFact, [(section, url, what)], [maths])]
+    misconceptions: list  # [(belief, answer, [(NotebookFact, [its headings])])]
+    quiz: list  # [(question, answer, [NotebookFact])]
+    roles: dict  # {rel: "part 3 of the first lecture", ...}
+    edges: list  # [(from number, to number)] between notebooks that exist
+
+
+def _problems(problems):
+    if problems:
+        raise PlanError("\n".join(dict.fromkeys(problems)))  # each once, in order
+
+
+def _lectures(course, by_number, root):
+    lectures, problems = [], []
+    for lec in course.lectures:
+        if lec.deck not in book.LECTURE_DECKS:
+            problems.append(f"lectures in {COURSE_FILE}: {lec.title} names the deck "
+                            f"{lec.deck!r}, which is not in book.LECTURE_DECKS")
+            continue
+        total = sum(p.minutes for p in lec.parts)
+        if total != lec.minutes:
+            problems.append(f"lectures in {COURSE_FILE}: the parts of {lec.title} add up to "
+                            f"{total} minutes, not {lec.minutes}")
+        ranges = lecture.screen_ranges(root, lec.deck)
+        if not ranges:
+            problems.append(f"the lecture deck {lec.deck!r} has no cell tagged {lec.deck!r}: tag "
+                            f"the cells of {lec.title.lower()} before building the teaching plan")
+            continue
+        parts = []
+        for part in lec.parts:
+            facts, screens = [], []
+            for nn in part.notebooks:
+                if nn not in by_number:
+                    problems.append(f"lectures in {COURSE_FILE}: {lec.title} names notebook "
+                                    f"{nn}, which is not in the chapter")
+                elif by_number[nn].rel not in ranges:
+                    problems.append(f"{by_number[nn].rel}: no cell is tagged {lec.deck!r}, so "
+                                    f"it has no screen in the deck {lec.deck!r}")
+                else:
+                    facts.append(by_number[nn])
+                    screens.append(ranges[by_number[nn].rel])
+            parts.append(PlannedPart(
+                part.minutes, part.topic, facts,
+                (screens[0][0], screens[-1][1]) if screens else None,
+                [c for f in facts for c in f.live]))
+        named = {f.rel for part in parts for f in part.notebooks}
+        problems += [f"{rel}: it has cells tagged {lec.deck!r}, but no part of {lec.title} in "
+                     f"{COURSE_FILE} names its notebook" for rel in ranges if rel not in named]
+        lectures.append(PlannedLecture(lec.title, lec.deck, lec.minutes, parts,
+                                       max(last for _, last in ranges.values())))
+    return lectures, problems
+
+
+def _live(course, facts):
+    problems, where = [], {}
+    for fact in facts:
+        for cell in fact.live:
+            where[cell.tag] = fact
+            if cell.tag not in course.live:
+                problems.append(
+                    f"{fact.rel}: the cell tagged {cell.tag!r} (in \"{cell.section}\") is not "
+                    f"in the live cells of {COURSE_FILE}: add its purpose and what to say, or "
+                    "fix the tag")
+            else:
+                cell.purpose, cell.say = course.live[cell.tag]
+    for tag in course.live:
+        if tag not in where:
+            problems.append(f"live in {COURSE_FILE}: no cell of the chapter is tagged {tag!r}: "
+                            "tag the code cell to run live, or drop it from the table")
+    return [(f, c) for f in facts for c in f.live], problems
+
+
+def _objectives(facts):
+    """{rel: [(objective, [exercise numbers])]} from each notebook's facts' ``objectives``
+    (one list of exercises per bullet of its "What you will learn"), and the problems."""
+    mapped, problems = {}, []
+    for fact in facts:
+        table = fact.meta.get("objectives", [])
+        if table and len(table) != len(fact.objectives):
+            problems.append(
+                f"{fact.rel}: its facts' objectives hold {len(table)} lists of exercises, one "
+                f"per bullet of its \"What you will learn\", which has {len(fact.objectives)}: "
+                "re-map them to the current bullets")
+        numbers = {e.number for e in fact.exercises}
+        for n in sorted({n for exercises in table for n in exercises} - numbers):
+            problems.append(f"{fact.rel}: its facts' objectives name exercise {n}, which it "
+                            f"does not have (its exercises: {sorted(numbers)})")
+        mapped[fact.rel] = [(text, sorted(table[i]) if i < len(table) else [])
+                            for i, text in enumerate(fact.objectives)]
+    return mapped, problems
+
+
+def _heading_of(fact, heading, table):
+    """``heading`` as it stands in ``fact``'s notebook (whitespace aside), or a problem."""
+    wanted = " ".join(heading.split())
+    for text in fact.headings:
+        if " ".join(text.split()) == wanted:
+            return text, None
+    listed = "; ".join(f'"{h}"' for h in fact.headings)
+    return None, (f"{table} in {COURSE_FILE}: {fact.rel} has no section \"{heading}\" (a "
+                  f"renamed heading?); its headings: {listed}")
+
+
+def _misconceptions(course, by_number):
+    rows, problems = [], []
+    for m in course.misconceptions:
+        where = []
+        for nn, heading in m.where:
+            if nn not in by_number:
+                problems.append(f"misconceptions in {COURSE_FILE}: notebook {nn} is not in the "
+                                f"chapter (for \"{m.belief}\")")
+                continue
+            found, problem = _heading_of(by_number[nn], heading, "misconceptions")
+            if problem:
+                problems.append(problem)
+            elif where and where[-1][0] is by_number[nn]:
+                where[-1][1].append(found)
+            else:
+                where.append((by_number[nn], [found]))
+        rows.append((m.belief, m.answer, where))
+    return rows, problems
+
+
+def plan_course(course, facts, root):
+    """The :class:`CoursePlan` of ``course`` for the chapter ``facts`` under ``root``, the
+    course and every notebook's facts checked against the notebooks; a PlanError lists every
+    problem found."""
+    by_number = {f.number: f for f in facts}
+    lectures, problems = _lectures(course, by_number, root)
+    live, more = _live(course, facts)
+    problems += more
+    objectives, more = _objectives(facts)
+    problems += more
+    misconceptions, more = _misconceptions(course, by_number)
+    problems += more
+    edges = []
+    for fact in facts:
+        for nn in fact.meta.get("builds_on", []):
+            if nn in by_number:
+                edges.append((nn, fact.number))
+            else:
+                problems.append(f"{fact.rel}: its facts' builds_on names notebook {nn}, which "
+                                "is not in the chapter")
+    builds_on = {f.rel: [by_number[a] for a, b in edges if b == f.number] for f in facts}
+    prerequisites = []
+    for fact in facts:
+        sections_ = []
+        for title, what in fact.meta.get("d2l_sections", []):
+            if title not in D2L_SECTIONS:
+                problems.append(f"{fact.rel}: its facts' d2l_sections name \"{title}\", which "
+                                "is not in D2L_SECTIONS of course/plan.py")
+            else:
+                sections_.append((title, D2L + D2L_SECTIONS[title], what))
+        prerequisites.append((fact, sections_, list(fact.meta.get("maths", []))))
+    quiz = []
+    for q in course.quiz:
+        missing = [nn for nn in q.notebooks if nn not in by_number]
+        if missing:
+            problems.append(f"quiz in {COURSE_FILE}: notebook {missing[0]} is not in the "
+                            f"chapter (for \"{q.question}\")")
+        quiz.append((q.question, q.answer, [by_number[nn] for nn in q.notebooks
+                                            if nn in by_number]))
+    _problems(problems)
+    roles = {}
+    for lec in lectures:
+        for i, part in enumerate(lec.parts, 1):
+            for f in part.notebooks:
+                first, last = part.screens
+                roles[f.rel] = (f"part {i} of {lec.title.lower()} ({part.minutes} min, "
+                                f"screens {first}–{last})")
+    labs = [(f, f.meta["lab"], builds_on[f.rel]) for f in facts if "lab" in f.meta]
+    for f, _, sources in labs:
+        roles[f.rel] = "a lab, after " + (_numbers(
+            [s.number for s in sources], "notebook", "notebooks") if sources else "the lectures")
+    return CoursePlan(lectures, labs, live, objectives, builds_on, prerequisites,
+                      misconceptions, quiz, roles, edges)
+
+
+def course_headings(plan):
+    """The page's ``##`` headings on the course ``plan`` (a :class:`CoursePlan`), in order:
+    they come before "Grading the homework" and the notebooks' sections."""
+    return [lec.heading for lec in plan.lectures] + [
+        text for key, text in HEADINGS.items() if key != "labs" or plan.labs]
+
+
+# --- the figure: which notebook builds on which ---------------------------------------------
+
+def _groups(plan, facts):
+    """{number: (group index, group name)}: each lecture, then the labs, then the rest."""
+    groups = {}
+    for i, lec in enumerate(plan.lectures):
+        for f in lec.notebooks:
+            groups[f.number] = (i, lec.title.removeprefix("The ").capitalize())
+    for f, _, _ in plan.labs:
+        groups.setdefault(f.number, (len(plan.lectures), "Lab"))
+    for f in facts:
+        groups.setdefault(f.number, (len(plan.lectures) + 1, "Other"))
+    return groups
+
+
+def map_layout(numbers, edges, groups):
+    """{number: (x, y)}: -y the length of the longest chain of notebooks leading to it (the
+    first notebook on top), x its group's column (the first lecture on the left); a notebook
+    that would take a place already taken moves one column to the right."""
+    depth = {}
+
+    def depth_of(n, seen=()):
+        if n not in depth:
+            if n in seen:
+                raise PlanError(f"notebook {n} builds on itself (a cycle of its facts' "
+                                "builds_on)")
+            depth[n] = max((depth_of(a, (*seen, n)) + 1 for a, b in edges if b == n),
+                           default=0)
+        return depth[n]
+
+    places, taken = {}, set()
+    for n in numbers:
+        x, y = groups[n][0], -depth_of(n)
+        while (x, y) in taken:
+            x += 1
+        taken.add((x, y))
+        places[n] = (x, y)
+    return places
+
+
+def map_alt(plan, facts):
+    """The figure's alt text: every notebook, its place in the course and what it builds
+    on, in words."""
+    groups = _groups(plan, facts)
+    parts = []
+    for f in facts:
+        sources = [a.number for a in plan.builds_on[f.rel]]
+        on = f" builds on {' and '.join(sources)}" if sources else " starts the chapter"
+        parts.append(f"{f.number} {f.title} ({groups[f.number][1].lower()}){on}.")
+    return "Which notebook builds on which, arrows from a notebook to the next: " + " ".join(
+        parts)
+
+
+def draw_map(plan, facts, path):
+    """Draw the figure of which notebook builds on which into the PNG ``path``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import FancyArrowPatch, Patch
+
+    groups = _groups(plan, facts)
+    places = map_layout([f.number for f in facts], plan.edges, groups)
+    colours = ["#c6dbef", "#fdd0a2", "#c7e9c0", "#e0e0e0"]  # light, text stays legible
+    xs, ys = [x for x, _ in places.values()], [y for _, y in places.values()]
+    # About 2.2 by 0.9 inches a place, and half an inch for the legend: at 110 dpi the
+    # figure keeps its size in the page's column, its text legible.
+    columns, rows = max(xs) - min(xs) + 1, max(ys) - min(ys) + 1
+    fig = Figure(figsize=(2.2 * columns, 0.9 * rows + 0.5), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(min(xs) - 0.5, max(xs) + 0.5)
+    ax.set_ylim(min(ys) - 0.5, max(ys) + 0.5 + 0.5 / 0.9)
+    ax.axis("off")
+    boxes = {}
+    for f in facts:
+        x, y = places[f.number]
+        label = "\n".join(textwrap.wrap(f"{f.number} {f.title.split(':')[0]}", 24,
+                                        max_lines=2, placeholder=" …"))
+        colour = colours[min(groups[f.number][0], len(colours) - 1)]
+        boxes[f.number] = ax.text(
+            x, y, label, ha="center", va="center", fontsize=9, zorder=3,
+            bbox={"boxstyle": "round,pad=0.4", "facecolor": colour, "edgecolor": "#333333"})
+    fig.canvas.draw()  # places the boxes, so that the arrows stop at their edges
+    for a, b in plan.edges:
+        ax.add_patch(FancyArrowPatch(
+            places[a], places[b], patchA=boxes[a].get_bbox_patch(),
+            patchB=boxes[b].get_bbox_patch(), arrowstyle="-|>", mutation_scale=12,
+            color="#333333", linewidth=1.1, zorder=2))
+    names = sorted({g for g in groups.values()})
+    ax.legend(handles=[Patch(facecolor=colours[min(i, len(colours) - 1)], edgecolor="#333333",
+                             label=name) for i, name in names],
+              loc="upper center", ncol=len(names), frameon=False, fontsize=9,
+              bbox_to_anchor=(0.5, 1.0))
+    fig.savefig(path, format="png", metadata={"Software": None})
+    return path
+
+
+# --- the page -------------------------------------------------------------------------------
+
+def _number(value):
+    return f"{value:g}"
+
+
+def _count(value, noun):
+    """``1 point``, ``2.5 points``."""
+    return f"{value:g} {noun}" + ("" if value == 1 else "s")
+
+
+def _code(text):
+    """``text`` as inline code, fenced by more backticks than it holds."""
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _numbers(values, one, many):
+    """``exercise 2``, ``exercises 1 and 3``, ``exercises 1, 2 and 3``."""
+    values = [str(int(v)) if isinstance(v, str) else str(v) for v in values]
+    if len(values) == 1:
+        return f"{one} {values[0]}"
+    return f"{many} {', '.join(values[:-1])} and {values[-1]}"
+
+
+def render(facts, pub):
+    """The page's Markdown for the notebooks' ``facts`` (``pub``: where the README lives);
+    with the course of ``facts.plan``, if any."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE.parent), undefined=jinja2.StrictUndefined,
+        trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
+    env.filters["number"] = _number
+    env.filters["code"] = _code
+    env.filters["count"] = _count
+    env.filters["numbers"] = _numbers
+    env.filters["cell"] = lambda text: text.replace("|", "\\|")  # inside a table row
+    env.filters["quoted"] = lambda text: f"“{text}”"
+    env.filters["alt"] = lambda text: re.sub(r"([\[\]])", r"\\\1", text)
+    plan = getattr(facts, "plan", None)
+    return env.get_template(TEMPLATE.name).render(
+        notebooks=facts, plan=plan, headings=HEADINGS, words_per_minute=WORDS_PER_MINUTE,
+        facts_key=book.FACTS_KEY,
+        readme=f"{pub.repository}/blob/{pub.branch}/{README_SECTION}",
+        total_points=sum(f.points for f in facts),
+        total_read=sum(f.read_min for f in facts), total_run=sum(f.run_s for f in facts),
+        total_live=sum(len(f.live) for f in facts),
+        total_exercises=sum(len(f.exercises) for f in facts),
+        map_figure=MAP_FIGURE, map_alt=map_alt(plan, facts) if plan else "")
+
+
+def write_page(path, facts, pub):
+    """Write the page to ``path`` (and, with a course, its figure beside it); return it."""
+    path = pathlib.Path(path)
+    path.write_text(render(facts, pub), encoding="utf-8")
+    plan = getattr(facts, "plan", None)
+    if plan is not None:
+        draw_map(plan, facts, path.with_name(MAP_FIGURE))
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("root", type=pathlib.Path, help="the chapter's repository")
+    parser.add_argument("page", type=pathlib.Path, help="the page to write (Markdown)")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(args.root))  # the chapter's own d2lutil, with its exercises
+    try:
+        facts = chapter_facts(args.root)
+    except PlanError as e:
+        print(e, file=sys.stderr)
+        return 1
+    write_page(args.page, facts, colab.load_publication(args.root / "pyproject.toml"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
