@@ -126,10 +126,11 @@ execute: $(STAMP)
 	$(BIN)/python tools/chapter.py execute --jobs $(JOBS) $(NB)
 
 # `make robust` runs every notebook (or NB) once per K with every seed shifted by K
-# (tests/robust.py): no output compared, every assert must hold. `make robust K="1 2"`.
+# (tests/notebooks/robust.py): no output compared, every assert must hold.
+# `make robust K="1 2"`.
 K ?= 1 2 3 4 5
 robust: $(STAMP)
-	$(BIN)/python tests/robust.py $(NB) --k $(K) --jobs $(JOBS)
+	$(BIN)/python tests/notebooks/robust.py $(NB) --k $(K) --jobs $(JOBS)
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab notebooks

@@ -1,10 +1,11 @@
 """pytest's root conftest: nbval compares a cell's numbers within the tolerance the cell
-states in its metadata (tests/nbval_tolerance.py, applied by tests/colab_check.py too);
-every other cell exactly. The browser tests' fixtures: tests/browsing.py."""
+states in its metadata (tests/notebooks/nbval_tolerance.py, applied by
+tests/notebooks/colab_check.py too); every other cell exactly. The browser tests' fixtures:
+tests/browser/browsing.py (through tests/browser/conftest.py)."""
 
 import book
 
-pytest_plugins = ["nbval_tolerance", "browsing"]
+pytest_plugins = ["nbval_tolerance"]
 
 # `make test`'s two workers (pytest-xdist, `--dist loadfile --no-loadscope-reorder`) take
 # the files whole, in the order collected. The longest go first, the rest after them in
@@ -15,9 +16,9 @@ pytest_plugins = ["nbval_tolerance", "browsing"]
 # 20 s or more: 59, 33 and 24 s for the browser files, 35 for the shipped weights (one
 # training run), 22 for a site built with a new notebook and 20 for the seed-shift check.
 SLOW_BUDGET_S = 20
-LONGEST_FIRST = ["tests/test_browser.py", "tests/test_shipped_weights.py",
-                 "tests/test_browser_jupyter.py", "tests/test_browser_slides.py",
-                 "tests/test_new_notebook.py", "tests/test_robust.py"]
+LONGEST_FIRST = ["tests/browser/test_browser.py", "tests/library/test_shipped_weights.py",
+                 "tests/browser/test_browser_jupyter.py", "tests/browser/test_browser_slides.py",
+                 "tests/tools/test_new_notebook.py", "tests/notebooks/test_robust.py"]
 
 
 def pytest_collection_modifyitems(items):

@@ -3,45 +3,21 @@
     python course/autograder.py [--out build/autograder.zip] [--id-field sid,email]
                                 [--budget 540]
 
-writes the zip an instructor uploads to a Gradescope "programming assignment". Gradescope
-unzips it into ``/autograder/source``, runs ``setup.sh`` there once (as root) to build the
-image, copies ``run_autograder`` to ``/autograder/run_autograder`` and runs it for every
-submission, with the student's files in ``/autograder/submission`` and
-``/autograder/submission_metadata.json``; what it writes to
-``/autograder/results/results.json`` is the grade. The zip holds, at its top level:
+writes the zip an instructor uploads to a Gradescope programming assignment
+(course/README.md, "Gradescope"). Gradescope unzips it into ``/autograder/source``, runs
+its ``setup.sh`` once to build the image, then its ``run_autograder`` for every submission
+(``submission/``, ``submission_metadata.json``); ``results/results.json`` is the grade.
+Beside those two the zip holds ``autograder.json`` (the id fields, the grader's limits and
+the budget of seconds a submission's notebooks share), ``d2lutil/`` (the checkers, for the
+grader's own process), ``sealed/d2lutil/`` (the student edition's package, the only one
+the kernel can import), ``TOOL_FILES``, the chapter notebooks and ``TOP_FILES``.
 
-* ``setup.sh``: Python (3.11 or later) in a virtual environment, ``/opt/d2lutil-venv``,
-  with requirements.txt (never the repository's own ``d2lutil``) and d2l without its
-  dependencies (requirements-d2l.txt), and bubblewrap;
-* ``run_autograder``: ``python course/autograder.py run``;
-* ``autograder.json``: the settings of a run: the fields of the metadata that hold the
-  id, the grader's limits, and the budget of seconds all the notebooks of a submission
-  share (``--budget``; under the assignment's Gradescope timeout, whose end leaves no
-  results at all);
-* what grading needs: ``d2lutil/`` (the full package: the checkers, in the grader's own
-  process), ``sealed/d2lutil/`` (the student edition's package, the only one the
-  student's kernel can import), ``course/`` and ``tools/book.py`` (``TOOL_FILES``: this
-  file and the modules grading imports), the chapter notebooks (their starter cells name
-  the answers; no solutions notebook), requirements.txt, requirements-d2l.txt and
-  pyproject.toml.
-
-``run`` (what ``run_autograder`` calls) grades every ``.ipynb`` file of ``submission/``
-(not of its subfolders) as course/grade.py does, with the student id of the submitter
-(``users[0]`` of ``submission_metadata.json``: its ``sid``, else its ``email``; see
-``--id-field``), which picks the student's variant of every exercise. Before any
-student code runs it closes ``source/``, ``results/`` and ``submission/`` to every user
-but root (mode 0700) and gives the kernel a copy of the sealed package of its own. As
-root, the kernel runs as a user of its own (course/grade.py, ``KERNEL_UID_BASE``), so it
-can read none of the answers and write none of the results; inside a bubblewrap sandbox
-too where bubblewrap can run (Gradescope's containers usually deny the user namespaces
-it needs: then the submission's own container, that user and the time, memory and
-process limits are the isolation, and the checks run in the grader's process, as
-always). ``results.json`` says which applied.
-
-Environment of ``run`` (for tests and for running it elsewhere): ``AUTOGRADER_ROOT``
-(default /autograder), ``AUTOGRADER_ISOLATION`` (auto, bwrap or none; default auto),
-``AUTOGRADER_ID_FIELDS`` (comma-separated; beats autograder.json),
-``AUTOGRADER_SLOT`` (the grader's job slot, so the kernel's user; default 0).
+``run`` grades every ``.ipynb`` file of ``submission/`` as course/grade.py does, on the
+variants of the submitter's id (``users[0]``'s ``sid``, else ``email``), after closing
+``source/``, ``results/`` and ``submission/`` to every user but root. Its environment, for
+tests and other hosts: ``AUTOGRADER_ROOT`` (default /autograder), ``AUTOGRADER_ISOLATION``
+(auto, bwrap or none), ``AUTOGRADER_ID_FIELDS`` (beats autograder.json) and
+``AUTOGRADER_SLOT`` (the job slot, so the kernel's user; default 0).
 """
 
 import argparse
@@ -67,19 +43,15 @@ TOOL_FILES = ("tools/book.py", "course/autograder.py", "course/codec.py", "cours
 TOP_FILES = ("requirements.txt", "requirements-d2l.txt", "pyproject.toml")
 VENV = "/opt/d2lutil-venv"
 LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
-# Gradescope stops a run at its timeout (10 minutes unless the assignment's settings say
-# more, 40 at most), and then there are no results at all: the notebooks share a budget
-# that ends a minute before it.
+# Gradescope stops a run at its timeout (10 minutes by default), leaving no results: the
+# notebooks share a budget that ends a minute before it.
 DEFAULT_BUDGET_S = 540
 
 SETUP_SH = f"""\
 #!/usr/bin/env bash
-# Gradescope runs this once, as root, in /autograder/source, to build the autograder's
-# image (Ubuntu). It installs the chapter's pinned packages into {VENV}, which
-# run_autograder uses: requirements.txt without its `-e .` (the repository's own
-# d2lutil holds the answers: the grader imports it from /autograder/source/d2lutil,
-# which the student's kernel cannot read) and d2l without its dependencies
-# (requirements-d2l.txt). torch comes from PyTorch's CPU-only index (no GPU here).
+# Gradescope runs this once, as root, to build the image: the chapter's pins in {VENV},
+# without requirements.txt's `-e .` (the repository's d2lutil, which holds the answers),
+# d2l without its dependencies, and torch from PyTorch's CPU-only index.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
@@ -100,9 +72,8 @@ grep -v '^[[:space:]]*-e[[:space:]]' /autograder/source/requirements.txt > /tmp/
 
 RUN_AUTOGRADER = f"""\
 #!/usr/bin/env bash
-# Gradescope runs this (copied to /autograder/run_autograder) for every submission: it
-# grades /autograder/submission into /autograder/results/results.json
-# (course/autograder.py run). AUTOGRADER_ROOT and PYTHON change where and with what.
+# Gradescope runs this for every submission (course/autograder.py run); AUTOGRADER_ROOT
+# and PYTHON change where and with what.
 ROOT="${{AUTOGRADER_ROOT:-/autograder}}"
 if [ -z "${{PYTHON:-}}" ]; then
   if [ -x {VENV}/bin/python ]; then PYTHON={VENV}/bin/python; else PYTHON=python3; fi

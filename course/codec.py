@@ -1,19 +1,14 @@
-"""Values as tagged JSON, one format both ways: the cases of function answers, which the
-grader (course/grade.py) and the sealed checks (course/sealed.py) send, and the answers
-the student's kernel sends back (the last cell of course/grade_runner.py).
+"""Values as tagged JSON, one format both ways: the cases of function answers that the
+grader and the sealed checks send, and the answers the student's kernel sends back (the
+last cell of course/grade_runner.py). The wheel ships it as ``d2lutil/exercises/codec.py``.
 
-The student wheel ships this file as ``d2lutil/exercises/codec.py``, beside sealed.py, so
-the kernel encodes with it too.
-
-``encode`` takes None, bools, ints, floats, strings, ``...``, lists, tuples, dicts, tensors,
-NumPy arrays and scalars, :class:`d2lutil.exercises.modules.Case`, exception classes and
-exceptions, and objects made by a public builder of ``d2lutil.exercises.cases`` or
-``.public`` (which record it as ``built_by``: (builder, args), or (module, builder, args)).
-Anything else (a function, another object, a subclass of a number) is a TypeError naming
-it, since a case must travel as data, never as a pickle; in a student's answer
-(``loose``) it travels as a stand-in that keeps its type's name. ``decode`` gives the
-values back, builds a case only with a module of ``builders`` (none for what a kernel
-sent) and raises a ValueError that says what it cannot read.
+``encode`` takes None, numbers, strings, ``...``, lists, tuples, dicts, tensors, NumPy
+values, ``modules.Case``, exceptions and their classes, and objects made by a public
+builder of ``d2lutil.exercises.cases`` or ``.public`` (their ``built_by``); anything else
+is a TypeError (a case travels as data, never as a pickle), or, in a student's answer
+(``loose``), a stand-in that keeps its type's name. ``decode`` gives the values back,
+builds a case only with a module of ``builders`` (none for what a kernel sent) and raises
+a ValueError that says what it cannot read.
 """
 
 import builtins

@@ -1,39 +1,18 @@
 """Grade a class's exercises: ``make grade SUBMISSIONS=DIR`` or ``python course/grade.py DIR``.
 
-Every ``.ipynb`` file in DIR is one submission: a copy of a chapter notebook with the
-student's answers in its starter cells. Each is matched to the chapter notebook it answers
-by its exercise-import cell (``from d2lutil.exercises.nbNN import ...``), not by its file
-name. Its student id comes from the file name, ``ID__anything.ipynb``, checked against the
-roster if one is given (``--roster``), never from the notebook: it picks the variant of each
-exercise that is graded (d2lutil.exercises.variants), and a file without one is graded on
-nothing (``--book`` grades every file on the book's values instead, without ids).
-
-Each file is run top to bottom in a fresh kernel in a fresh folder that holds only its own
-file (course/grade_runner.py), under time, memory and process limits, inside a bubblewrap
-sandbox when ``bwrap`` is installed (no network, the system read-only, nothing of the other
-submissions or the grades visible); as root, its kernel runs as a user of its own. The
-kernel imports the sealed package of the student edition (course/student_edition.py), with
-the grader's id in ``D2LUTIL_STUDENT_ID``, so no answer is within its reach. A last cell
-added to the run writes the values of the answer variables, named as in the chapter's own
-starter cells, as JSON (course/codec.py, one format both ways); function answers are
-called there on the grader's cases, the public ones and hidden ones the student edition
-does not hold, and only their results come back (a class answer is run there by its
-checker's ``run``: only outputs and hooked tensors come back). The chapter's checkers then
-run here, in the grader's process, where the student's code cannot reach them
-(``Exercise.check_part``).
-
-Writes ``build/grades/grades.csv`` (or ``--out FILE``; never inside DIR): one row per
-submission, with its student id, whether it counts (of one student's files for one
-notebook, the latest counts), the points and the check's message of every exercise part,
-the total, the status and the seconds it took; ``roster.csv`` beside it, one row per
-student with the total over the notebooks handed in; and for each submission a results
-file in the format of Gradescope's autograder (``gradescope/NAME.json``). It writes over
-none of what it reads: a run whose outputs would land on the roster, a submission or
-anything in DIR stops before grading (``check_outputs``). course/README.md says more.
+Each ``.ipynb`` file of DIR is one submission: matched to the chapter notebook whose
+exercises it imports, graded on the variant of the student id its file name gives
+(``ID__anything.ipynb``; ``--book``: the book's values). It runs in a fresh kernel
+(course/grade_runner.py), sandboxed and limited, that imports the sealed package
+(course/student_edition.py); a last cell sends back, as JSON (course/codec.py), the
+variables each exercise declares as its answers (``Exercise(..., answers=...)``), a
+function answer as its results on the grader's cases, public and hidden. The chapter's
+checkers judge them here, where the student's code cannot reach them. It writes the
+grades CSV, ``roster.csv`` and Gradescope results, never over what it reads
+(``check_outputs``). course/README.md says what each option does and what is trusted.
 """
 
 import argparse
-import ast
 import atexit
 import concurrent.futures
 import importlib
@@ -41,7 +20,6 @@ import json
 import os
 import pathlib
 import queue
-import re
 import shutil
 import signal
 import stat
@@ -77,17 +55,20 @@ RESULT_LIMIT = 2**20  # bytes of the runner's report, beside the answers
 FILE_LIMIT = 64 * 2**20  # largest file the submission may write
 MAX_ITEMS = 100_000  # numbers in one answer
 MEMORY_WORDS = ("MemoryError", "allocate memory", "out of memory")
+STATUS_NOTES = {  # the first note of a row whose run ended so
+    "time limit": "stopped at the {limit} s limit of a submission",
+    "kernel died": "the kernel died in cell {cell}",
+    "crashed": "the run ended without a report (its runner was killed)",
+    "runner error": "the notebook could not be run ({error})",
+    "kernel failed": "the kernel stopped answering in cell {cell} ({error})",
+    "answers not collected": "the cell that collects the answers failed"}
 
 
 # --- the chapter: its notebooks, their exercises and the answers' names ----------------------
 
 class ChapterNotebook:
-    """Chapter notebook NN as the grader needs it: its exercises, parts and answer names.
-
-    ``names[k]`` are the variables that exercise k's starter cell passes to
-    ``exK.check(...)`` in the chapter's own notebook, one per part; ``functions`` maps the
-    name of a function answer to (module, exercise, part) for the runner.
-    """
+    """Chapter notebook NN as the grader needs it: its exercises, their parts and the answer
+    names they declare; ``functions``: {function answer's name: (module, exercise, part)}."""
 
     def __init__(self, path):
         self.path = pathlib.Path(path)
@@ -95,17 +76,14 @@ class ChapterNotebook:
         self.module = f"d2lutil.exercises.nb{self.number}"
         module = importlib.import_module(self.module)
         self.exercises = [getattr(module, name) for name in module.__all__]
-        names = starter_names(book.read(path))
         self.parts = []  # (exercise, part index, answer name, label)
         self.functions = {}
         for exercise in self.exercises:
-            given = names.get(exercise.name, [])
-            if exercise.parts and len(given) != len(exercise.parts):
-                raise book.NotebookError(
-                    f"{self.path.name}: the starter cell of {exercise.name} must pass one "
-                    f"variable per part to {exercise.name}.check, found {given}")
+            if len(exercise.answers) != len(exercise.parts):
+                raise ValueError(f"{self.module}.{exercise.name} must declare one answer "
+                                 "name per part: Exercise(..., answers=(...))")
             for index, ((_, checker), name) in enumerate(
-                    zip(exercise.parts, given, strict=False)):
+                    zip(exercise.parts, exercise.answers, strict=True)):
                 self.parts.append((exercise, index, name, f"ex{exercise.number}.{index + 1}"))
                 if hasattr(checker, "cases"):
                     self.functions[name] = (self.module, exercise.name, index)
@@ -144,25 +122,6 @@ class ChapterNotebook:
     @property
     def max_points(self):
         return sum(exercise.points[index] for exercise, index, _, _ in self.parts)
-
-
-def starter_names(nb):
-    """{"ex1": [names passed to ex1.check], ...} of a notebook's code cells."""
-    found = {}
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        try:
-            tree = ast.parse(cell.source)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr == "check" and isinstance(node.func.value, ast.Name)
-                    and re.fullmatch(r"ex\d+", node.func.value.id)
-                    and all(isinstance(a, ast.Name) for a in node.args)):
-                found[node.func.value.id] = [a.id for a in node.args]
-    return found
 
 
 def load_chapter(root=book.ROOT):
@@ -216,10 +175,7 @@ class Options:
     def __init__(self, out, cell_timeout=120, timeout=600, memory_mb=3072, processes=128,
                  jobs=1, isolation="auto", roster=None, book=False, package=None):
         self.out = pathlib.Path(out)
-        # book: every file graded on the book's values (a class taught from the public
-        # book); else each file's student id picks its variant, from the roster or the
-        # file name (see ids_of), and a file without one is graded on nothing.
-        self.book, self.roster = book, roster
+        self.book, self.roster = book, roster  # book: the book's values, without ids
         self._package = pathlib.Path(package) if package else None
         self.cell_timeout, self.timeout = cell_timeout, timeout
         self.memory_mb, self.processes, self.jobs = memory_mb, processes, jobs
@@ -227,9 +183,8 @@ class Options:
         if isolation == "bwrap" and not self.bwrap:
             raise UsageError("--isolation bwrap: bubblewrap (bwrap) is not installed")
         self.is_root = hasattr(os, "geteuid") and os.geteuid() == 0
-        # As root, each kernel runs as a user of its own (KERNEL_UID_BASE + slot): inside
-        # bubblewrap always; without it only if that user can start this Python (not a
-        # venv under a private home, such as /root).
+        # As root, each kernel runs as a user of its own (KERNEL_UID_BASE + slot); without
+        # bubblewrap only if that user can start this Python (not one under /root).
         self.kernel_user = self.is_root and (bool(self.bwrap) or reachable(sys.executable))
 
     @property
@@ -331,7 +286,7 @@ def kernel_env(home, pythonpath, threads):
             "LANG": "C.UTF-8"}
 
 
-def run_submission(path, nb, notebook, options, slot, student_id=None):
+def run_submission(path, notebook, options, slot, student_id=None):
     """Run one submission in its sandbox, its kernel given ``student_id`` (the grader's,
     which wins over the notebook's) and the sealed package; return the runner's report."""
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="grade-"))
@@ -354,9 +309,8 @@ def run_submission(path, nb, notebook, options, slot, student_id=None):
                     os.chown(owned, KERNEL_UID_BASE + slot, KERNEL_UID_BASE + slot)
             env = kernel_env(home, str(options.package), threads)
             job_notebook = str(pathlib.Path(home) / name)
-        env[variants.ENV] = student_id or ""
-        if not student_id:
-            del env[variants.ENV]
+        if student_id:
+            env[variants.ENV] = student_id
         job = {"notebook": job_notebook, "home": home, "names": notebook.names,
                "functions": notebook.job_functions(student_id),
                "cell_timeout": options.cell_timeout,
@@ -407,11 +361,8 @@ def _kill(process):
 # --- one row per submission ------------------------------------------------------------------
 
 def grade(path, chapter, options, slot=0, student_id=None, why_no_id=None):
-    """The row of one submission: a dict with the CSV's columns (see ``columns``).
-
-    ``student_id`` picks the variant graded; without one (and not ``options.book``) the
-    file is graded on nothing and the row says why (``why_no_id``).
-    """
+    """The row of one submission (``columns``), graded on ``student_id``'s variant; without
+    one (and not ``options.book``) on nothing, the row saying why (``why_no_id``)."""
     start = time.monotonic()
     row = {"file": path.name, "student_id": student_id or "", "notebook": "", "status": "",
            "total": 0, "max_total": "", "note": "", "parts": {}}
@@ -425,7 +376,7 @@ def grade(path, chapter, options, slot=0, student_id=None, why_no_id=None):
             row["status"] = "no id"
             row["note"] = why_no_id or "no student id: graded on nothing"
             return row
-        result = run_submission(path, nb, notebook, options, slot, student_id)
+        result = run_submission(path, notebook, options, slot, student_id)
         _fill(row, notebook, result, options, student_id)
     except Exception as error:  # a bug of the grader: the row says so, the others go on
         row["status"] = "grader error"
@@ -445,19 +396,9 @@ def _fill(row, notebook, result, options, student_id=None):
               "interrupted" for c in result.get("timeouts", [])]
     memory = any(w in f"{e.get('ename')} {e.get('evalue')}" for e in errors
                  for w in MEMORY_WORDS)
-    if status == "time limit":
-        notes.insert(0, f"stopped at the {options.timeout} s limit of a submission")
-    elif status == "kernel died":
-        notes.insert(0, f"the kernel died in cell {result.get('died_in')}")
-    elif status == "crashed":
-        notes.insert(0, "the run ended without a report (its runner was killed)")
-    elif status == "runner error":
-        notes.insert(0, f"the notebook could not be run ({result.get('error', '')})"[:300])
-    elif status == "kernel failed":
-        notes.insert(0, f"the kernel stopped answering in cell {result.get('died_in')} "
-                        f"({result.get('error', '')})"[:300])
-    elif status == "answers not collected":
-        notes.insert(0, "the cell that collects the answers failed")
+    if status in STATUS_NOTES:
+        notes.insert(0, STATUS_NOTES[status].format(
+            limit=options.timeout, cell=result.get("died_in"), error=result.get("error", ""))[:300])
     if memory:
         status = "memory limit" if status == "graded" else status
         notes.insert(0, f"a cell ran out of memory (limit {options.memory_mb} MiB)")
@@ -508,10 +449,8 @@ def _answers(result):
     try:
         answers = json.loads(text)
     except (ValueError, RecursionError):
-        return None, "the answers could not be read"
-    if not isinstance(answers, dict):
-        return None, "the answers could not be read"
-    return answers, ""
+        answers = None
+    return (answers, "") if isinstance(answers, dict) else (None, "the answers could not be read")
 
 
 # --- the whole class ---------------------------------------------------------------------------
@@ -522,11 +461,7 @@ def submissions_in(folder):
                   if p.suffix == ".ipynb" and (p.is_file() or p.is_symlink()))
 
 
-def _print(line):
-    print(line, flush=True)
-
-
-def grade_class(folder, options, chapter=None, log=_print):
+def grade_class(folder, options, chapter=None, log=lambda line: print(line, flush=True)):
     """Grade every submission in ``folder``; return the rows (one per file, by name)."""
     chapter = load_chapter() if chapter is None else chapter
     paths = submissions_in(folder)
@@ -692,16 +627,12 @@ def main(argv=None):
     if options.bwrap:
         print(f"grading in a bubblewrap sandbox ({options.bwrap}): no network, the system "
               "read-only, one submission per sandbox")
-    elif options.kernel_user:
-        print("WARNING: grading is NOT isolated by a sandbox: bubblewrap (bwrap) is not "
-              "installed, so the students' code has the network and sees the system; each "
-              f"kernel runs as a user of its own (uid {KERNEL_UID_BASE} and up) under time "
-              "and memory limits. Install bubblewrap, or grade in a container or VM "
-              "(course/README.md).", file=sys.stderr)
     else:
         print("WARNING: grading is NOT isolated: bubblewrap (bwrap) is not installed, so the "
-              "students' code runs with your rights (only time and memory limits apply). "
-              "Install bubblewrap, or grade in a container or VM "
+              "students' code has the network and sees the system, " + (
+                  f"each kernel as a user of its own (uid {KERNEL_UID_BASE} and up)"
+                  if options.kernel_user else "with your rights") + ", under time and "
+              "memory limits. Install bubblewrap, or grade in a container or VM "
               "(course/README.md).", file=sys.stderr)
     start = time.monotonic()
     rows = grade_class(folder, options)

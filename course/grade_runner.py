@@ -1,18 +1,13 @@
 """Run one student's notebook and collect its answers: the part of course/grade.py that runs
 next to the student's code (inside the bubblewrap sandbox when there is one).
 
-``python grade_runner.py JOB.json`` reads the job that course/grade.py wrote: the
-notebook, the answer names taken from the chapter's own starter cells, the function
-answers to call (exercise module, exercise, part) and the limits. It executes the notebook
-in a fresh kernel with nbclient (each cell under a time limit: interrupted, then the next
-cell), adds a last cell that writes the answers as JSON (course/codec.py's format: the
-values, never pickles; a function answer as its results on the grader's cases, public and
-hidden, sent as JSON in the job; a class answer as what the checker's ``run`` returns for
-each case, its outputs and hooked tensors; the id the notebook entered, for a note), and
-prints one line of JSON: the run's status, the failing cells and the answers' text.
-Nothing is checked here: the checkers run in the grader's own process. It needs only the
-standard library, nbformat and nbclient; nothing of it is imported by the student's kernel
-(its last cell encodes with the sealed package's codec).
+``python grade_runner.py JOB.json`` runs the notebook of the job course/grade.py wrote in a
+fresh kernel with nbclient (each cell under a time limit: interrupted, then the next),
+adds a last cell that writes the job's answer variables as JSON (course/codec.py; a
+function answer as its results on the job's cases, a class answer as what its checker's
+``run`` returns), and prints one line of JSON: the status, the failing cells and the
+answers' text. Nothing is checked here. It needs only the standard library, nbformat and
+nbclient; the kernel encodes with the sealed package's codec.
 """
 
 import asyncio
@@ -22,7 +17,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 
 # nbformat imports jsonschema, and jsonschema imports rfc3987_syntax where it is installed
 # (Jupyter's server brings it), which compiles its grammar as it is imported: 1.3 s of the
@@ -33,9 +27,8 @@ sys.modules.setdefault("rfc3987_syntax", None)
 TIMEOUT_MARK = "GraderCellTimeout"  # the error a cell gets when its time limit interrupts it
 TEXT_LIMIT = 300  # characters kept of an error message
 
-# The injected last cell. It runs in the student's kernel, so it trusts nothing there: it
-# only reads the named variables and writes what they hold as JSON to ANSWERS_PATH, in the
-# one format of course/codec.py, which the sealed package holds as d2lutil.exercises.codec.
+# The injected last cell. It runs in the student's kernel and trusts nothing there: it only
+# reads the named variables and writes them to ANSWERS_PATH with the sealed package's codec.
 ANSWERS_CELL = r'''
 def __grader_answers(names, functions, path, max_items):
     import importlib
@@ -132,13 +125,7 @@ def run(job):
 
     KernelManager, Client = _classes()
     result = {"status": "graded", "errors": [], "timeouts": [], "died_in": None,
-              "answers": None, "answers_size": 0, "times": {}}
-    started_at = time.monotonic()
-
-    def stamp(what):
-        result["times"][what] = round(time.monotonic() - started_at, 2)
-
-    stamp("runner ready")
+              "answers": None, "answers_size": 0}
     nb = nbformat.read(job["notebook"], as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(answers_cell(
         job["names"], job["functions"], job["answers_path"], job["max_items"])))
@@ -163,8 +150,6 @@ def run(job):
         result["died_in"] = cell_index  # kept only if the kernel dies in this cell
 
     client.on_cell_execute = started
-    client.on_notebook_start = lambda notebook: stamp("kernel ready")
-    client.on_notebook_complete = lambda notebook: stamp("cells run")
     client.on_cell_executed = executed
     start = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL,
              "stderr": subprocess.DEVNULL}
@@ -181,7 +166,6 @@ def run(job):
     last = len(nb.cells) - 1
     if any(e["cell"] == last for e in result["errors"]) or last in result["timeouts"]:
         result["status"] = "answers not collected"
-    stamp("kernel stopped")
     data = _read_capped(job["answers_path"], job["max_answer_bytes"] + 1)
     if data is not None:
         result["answers_size"] = len(data)

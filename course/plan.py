@@ -2,52 +2,21 @@
 
     python course/plan.py ROOT PAGE   # the chapter at ROOT; writes PAGE and its figure beside it
 
-tools/chapter.py build runs it before anything else (a missing fact stops the build at
-once, with a :class:`PlanError` saying where to fix it): it reads the stored notebooks of
-the chapter at ROOT and the exercise modules of ROOT's ``d2lutil``, and writes the page
-(the template is ``teaching_plan.md.j2`` beside this file) and, beside it, the figure of
-which notebook builds on which (``MAP_FIGURE``, drawn with matplotlib, no network).
+tools/chapter.py build runs it first. It reads the stored notebooks of the chapter at ROOT
+(it runs none) and the exercise modules of ROOT's ``d2lutil``, and writes the page (from
+``teaching_plan.md.j2``) and the figure of which notebook builds on which
+(``MAP_FIGURE``); a missing or malformed fact stops the build with a :class:`PlanError`
+that says where to fix it.
 
-For each chapter notebook (tools/book.py finds them) the page gives:
-
-* minutes to read: the words of its Markdown prose (the References section and the
-  navigation cell left out, a formula counted as one word, link targets and HTML tags
-  dropped) at ``WORDS_PER_MINUTE``, rounded up;
-* seconds to run: its time budget, ``budget_s`` of its facts (its metadata ``chapter``,
-  book.facts: a fresh kernel on a 2-core CPU like Colab's); a notebook without one stops
-  the build with a message saying where to add it;
-* the cells to run live in class: the code cells its authors tagged ``live-PURPOSE``
-  (book.LIVE_PREFIX), each named by its tag and the heading of the section it sits in;
-* its exercises: the ``Exercise`` objects of the module its import cell names
-  (``from d2lutil.exercises.nbNN import ...``, book.IMPORT_RE), each with its
-  ``max_points``; a checked exercise suits homework graded by `make grade`, an open-ended
-  one (no checked parts) carries no points. An exercise the notebook numbers but no module
-  checks is listed as open-ended.
-
-With the chapter's course (``course/course.toml`` under ROOT, ``load_course``; a chapter
-without one, such as the tests' demo chapter, gets the inventory alone), the page is a plan,
-every fact checked against the notebooks:
-
-* the lectures (the course's ``lectures``), one per deck of book.LECTURE_DECKS
-  (tools/lecture.py builds the decks): parts with minutes that add up to the lecture's,
-  each with its screens of the deck (``lecture.screen_ranges``); a deck with no tagged cell
-  stops the build;
-* the labs: the notebooks whose facts say what their lab does (``lab``);
-* what to say at each live cell (the course's ``live``: every tag in it must be on exactly
-  one code cell, and every ``live-`` tag of a notebook must be in it);
-* each notebook's learning objectives (the bullets of its ``## What you will learn``
-  section) and the exercises that assess them (its facts' ``objectives``: one list of
-  exercise numbers per bullet, both checked);
-* prerequisites: D2L's sections by name (its facts' ``d2l_sections``, from
-  ``D2L_SECTIONS``) and the mathematics (``maths``), and which notebook builds on which
-  (``builds_on``, also drawn as a figure with alt text);
-* the misconceptions students bring and where the chapter answers them, by notebook and
-  section heading (the course's ``misconceptions``: a heading no longer in the notebook
-  stops the build, with the notebook's headings in the message);
-* a concept quiz (the course's ``quiz``), its answers folded, for the instructor to project.
-
-Nothing here runs a notebook: it reads the stored notebooks, so the plan is known (and a
-missing budget, tag or heading reported) before the build executes anything.
+For each notebook: its minutes to read (its prose up to References, ``count_words``, at
+``WORDS_PER_MINUTE``), its seconds to run (``budget_s`` of its facts), the code cells
+tagged ``live-PURPOSE`` with their sections, and its exercises with their points. With the
+chapter's ``course/course.toml`` (``load_course``) the page is a plan, each entry checked
+against the notebooks (``plan_course``): the lectures, one per deck of
+book.LECTURE_DECKS, with their parts and screens; the labs; what to say at each live cell;
+each notebook's objectives and the exercises that assess them; prerequisites; the
+misconceptions students bring, by notebook and heading; and a concept quiz. What each fact
+means: CONTRIBUTING.md, "A notebook's facts".
 """
 
 import argparse
@@ -70,14 +39,12 @@ import lecture  # noqa: E402
 COURSE_FILE = "course/course.toml"  # the course-wide facts of a chapter, under its root
 TEMPLATE = pathlib.Path(__file__).with_name("teaching_plan.md.j2")
 MAP_FIGURE = "teaching_plan_map.png"  # the figure of which notebook builds on which
-# A careful reading of technical prose, with its formulas, code and figures to look at:
-# about half the pace of everyday prose (some 240 words a minute).
+# A careful reading of technical prose, formulas, code and figures: half the everyday pace.
 WORDS_PER_MINUTE = 120
 README_SECTION = "README.md#grading-a-class"  # "## Grading a class", as GitHub anchors it
 STATEMENT_CHARS = 100  # an exercise is shown by its first sentences, this long at least
 OBJECTIVES_HEADING = "## What you will learn"
-# The page's sections on the course, after one per lecture (``PlannedLecture.heading``); the
-# labs' only when a notebook is a lab (``course_headings``).
+# The page's sections on the course after the lectures' (the labs' only with a lab).
 HEADINGS = {"labs": "Labs", "live": "Cells to run live", "map": "Which notebook builds on which",
             "misconceptions": "Misconceptions students bring", "quiz": "A concept quiz"}
 LECTURE_MINUTES = 75
@@ -100,8 +67,7 @@ class PlanError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class Part:
     """A part of a lecture: its minutes, what it covers and the notebooks whose tagged cells
-    it shows (their screens of the deck); a part with no notebook (questions, the recap)
-    shows no screen."""
+    (screens of the deck) it shows, none for questions or a recap."""
 
     minutes: int
     topic: str
@@ -203,8 +169,7 @@ class ExerciseFact:
     points: float  # max_points
     written_part: bool  # an open part beside the checked ones (not graded by make grade)
     rubric: list = dataclasses.field(default_factory=list)  # (points, criterion): by hand
-    # points of the checked answers that are each student's own (variants) and those that
-    # are the same for everyone (open-book); together the checked points
+    # the checked points each student's own (variants), and those open-book
     own_points: float = 0
     open_book_points: float = 0
 
@@ -314,12 +279,6 @@ def sections(nb):
     return out
 
 
-def headings(nb):
-    """The texts of the notebook's ``##`` and ``###`` headings, in order."""
-    return [text for cell in nb.cells if cell.cell_type == "markdown"
-            and book.NAV_TAG not in book.tags(cell) for _, text in _headings(cell.source)]
-
-
 def objectives(nb):
     """The bullets of the notebook's ``## What you will learn`` section, each on one line
     (a bullet's continuation lines joined to it)."""
@@ -407,13 +366,10 @@ def load_exercises(module):
 
 
 def _own_and_open(exercise):
-    """(points that vary per student, points that are open-book) of an exercise's checked
-    answers: a part varies when the exercise has variants and the part is not open-book."""
-    if exercise is None or not getattr(exercise, "parts", None):
-        return 0, 0
-    varies = getattr(exercise, "variants", None)
-    open_book = getattr(exercise, "open_book", {}) or {}
-    own = sum(p for j, p in enumerate(exercise.points) if varies and j not in open_book)
+    """(points each student's own, points open-book) of an exercise's checked answers: a
+    part is each student's own when the exercise has variants and it is not open-book."""
+    own = sum(p for j, p in enumerate(exercise.points)
+              if exercise.variants and j not in exercise.open_book)
     return own, exercise.max_points - own
 
 
@@ -427,7 +383,7 @@ def exercise_facts(nb, rel, exercises_of=load_exercises):
         facts.append(ExerciseFact(
             n, statements.get(n, f"ex{n} of {module}"), len(e.parts) if e else 0,
             e.max_points if e else 0, bool(e and e.parts and e.open_part),
-            list(getattr(e, "rubric", [])) if e else [], *_own_and_open(e)))
+            list(e.rubric) if e else [], *(_own_and_open(e) if e else (0, 0))))
     return facts
 
 
@@ -436,11 +392,13 @@ def notebook_fact(path, root, exercises_of=load_exercises):
     nb = book.read(path)
     solutions = pathlib.Path(root) / book.SOLUTIONS_DIR / f"{book.number(rel)}_solutions.ipynb"
     meta = checked_facts(nb, rel)
+    headings = [text for cell in nb.cells if cell.cell_type == "markdown"
+                and book.NAV_TAG not in book.tags(cell) for _, text in _headings(cell.source)]
     return NotebookFact(
         rel, book.title_of(nb, rel), sum(count_words(t) for t in prose_cells(nb)),
         meta["budget_s"], live_cells(nb, rel), exercise_facts(nb, rel, exercises_of),
         book.relpath_of(solutions, root) if solutions.is_file() else None,
-        headings(nb), objectives(nb), meta)
+        headings, objectives(nb), meta)
 
 
 _AUTO = object()

@@ -1,11 +1,5 @@
-"""Student ids, the latest submission and the roster: what the grader (course/grade.py),
-the Gradescope autograder and the student edition share.
-
-A submission's file is ``ID__anything.ipynb``; a roster is a CSV whose first line names an
-``id`` (or ``student_id``, ``sid``) column and optionally ``name``. Of one student's files
-for one notebook the latest counts (``mark_latest``), and ``roster.csv`` holds one row per
-student (``write_roster``).
-"""
+"""Student ids, the latest submission and the roster, as the grader (course/grade.py), the
+Gradescope autograder and the student edition share them (course/README.md)."""
 
 import csv
 import os

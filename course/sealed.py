@@ -1,23 +1,13 @@
 """Sealed checkers: the student edition's ``check``, with no right answer left to read.
 
-``make student-edition`` (course/student_edition.py) turns every graded part of every
-variant into data (:func:`seal`): for a number, the keyed hashes (HMAC-SHA256, a key drawn
-per build) of the grid cells that lie within its tolerance, and of the cells of its typical
-mistakes, each with its message; for a whole number, a word, a yes/no or an exception,
-the keyed hash of the answer itself; for an array, the same per number; for a function,
-its public cases and a sealed checker of the reference's result for each. The wheel's
-``d2lutil/exercises/nbNN.py`` holds only that data and calls :func:`load` of this module,
-which the wheel ships beside it as ``d2lutil/exercises/sealed.py``, with codec.py.
-
-A sealed check rounds the student's answer onto the same grid, hashes it with the same key
-and compares: it tells right from wrong as the book's checker does, with the same
-messages, but nothing in the wheel prints or holds the right value. It guards against
-reading, not against guessing: ``check`` is an oracle (a student can try every value).
-The grid moves the tolerance's edges outwards by at most an eighth of the tolerance
-(a cell is a quarter of it wide).
-
-Function parts are checked on their public cases only; grading adds hidden cases, so the
-message of a right function is "the public checks pass".
+:func:`seal` turns a checker of d2lutil.exercises.checkers into data: keyed hashes
+(HMAC-SHA256, a key drawn per build) of the grid cells within its tolerance and of its
+typical mistakes, with their messages; a function keeps its public cases and a sealed
+checker of the reference's result on each. :func:`load`, in the wheel as
+``d2lutil/exercises/sealed.py`` beside codec.py, makes checks that round an answer onto the
+same grid (a cell a quarter of the tolerance), hash it and compare: the book's verdicts and
+messages, no right value (course/README.md, "What the seal protects"). A function's
+message says "the public checks pass": grading adds hidden cases.
 """
 
 import hashlib
@@ -63,12 +53,9 @@ def digest(key, tag, value):
 
 
 class Grid:
-    """Where a number falls, as a string: a cell of a grid fixed by the tolerance only.
-
-    ``abs`` cells are ``atol / CELLS`` wide; ``log`` cells are ``log1p(rtol) / CELLS`` (or
-    ``log(factor) / CELLS``) wide in log|x|, the sign kept; ``exact`` is the number
-    itself. Nothing of the grid depends on the right value.
-    """
+    """Where a number falls, as a string: a cell of a grid fixed by the tolerance alone,
+    ``atol / CELLS`` wide (``abs``), ``log1p(rtol)`` or ``log(factor)`` over ``CELLS`` wide in
+    log|x|, the sign kept (``log``), or the number itself (``exact``)."""
 
     def __init__(self, mode, step=None):
         self.mode, self.step = mode, step
@@ -346,33 +333,28 @@ def _numbers_close_check(data, key, tag):
     return check
 
 
-def _truth_check(data, key, tag):
-    def check(answer):
-        if digest(key, tag, str(as_truth(answer))) != data["ok"]:
-            raise Wrong(data["wrong"])
+def _whole_check(read, wrong):
+    """The maker of a check that hashes the whole answer, as ``read(answer, data)`` reads
+    it, against ``data["ok"]``; ``wrong(data, cell, text)`` is the message when it differs."""
+    def make(data, key, tag):
+        def check(answer):
+            text = read(answer, data)
+            cell = digest(key, tag, text)
+            if cell != data["ok"]:
+                raise Wrong(wrong(data, cell, text))
 
-    return check
+        return check
 
-
-def _word_check(data, key, tag):
-    choices, aliases = data["choices"], data["aliases"]
-
-    def check(answer):
-        text = as_word(answer, choices, aliases)
-        cell = digest(key, tag, text)
-        if cell != data["ok"]:
-            raise Wrong(data["mistakes"].get(cell, f"{text!r} is not right"))
-
-    return check
+    return make
 
 
-def _exception_check(data, key, tag):
-    def check(answer):
-        name = exception_name(answer)
-        if digest(key, tag, name) != data["ok"]:
-            raise Wrong(f"{name} is not what is raised")
-
-    return check
+_truth_check = _whole_check(lambda answer, data: str(as_truth(answer)),
+                            lambda data, cell, text: data["wrong"])
+_word_check = _whole_check(
+    lambda answer, data: as_word(answer, data["choices"], data["aliases"]),
+    lambda data, cell, text: data["mistakes"].get(cell, f"{text!r} is not right"))
+_exception_check = _whole_check(lambda answer, data: exception_name(answer),
+                                lambda data, cell, text: f"{text} is not what is raised")
 
 
 def _function_check(data, key, tag):

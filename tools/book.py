@@ -13,8 +13,8 @@ how a notebook is run (``notebook_client``, the one set-up of nbclient every too
 benchmark uses) and how a run's outputs are made reproducible (``normalize_outputs``) or
 cleared.
 The Makefile, the site and slides (tools/chapter.py), the Colab stamping (tools/colab.py)
-and check (tests/colab_check.py), the benchmarks and the tests use it; it needs only
-nbformat.
+and check (tests/notebooks/colab_check.py), the benchmarks and the tests use it; it needs
+only nbformat.
 """
 
 import pathlib

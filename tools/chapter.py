@@ -86,7 +86,7 @@ BADGE_SVG = SITE / "assets" / "colab-badge.svg"
 WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
 # A slide whose cells are taller than the slide is shown smaller, down to this share of its
 # size (code then still reads at 14 px on the deck's screen); below it, it would be cut off,
-# and tests/test_browser.py fails: split it with the slide rules of tools/colab.py.
+# and tests/browser/test_browser.py fails: split it with the slide rules of tools/colab.py.
 SLIDE_MIN_ZOOM = 0.75
 # nbconvert's reveal template for the decks: site/templates/chapter_slides.html.j2.
 SLIDES_TEMPLATE = SITE / "templates" / "chapter_slides.html.j2"

@@ -6,7 +6,7 @@
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
 the branch is ``[tool.chapter] branch``: that is the one place to change when
 the chapter is published somewhere else. ``stamp`` derives everything below
-from it, and tests/test_colab.py fails when a notebook disagrees with it.
+from it, and tests/tools/test_colab.py fails when a notebook disagrees with it.
 
 What ``stamp`` writes into each notebook (chapter and solutions alike):
 
@@ -244,8 +244,8 @@ def slide_type(cell):
 # and output at 21 px on the full width. ``estimated_height`` guesses in those pixels how
 # tall a cell shows, from its source and stored outputs; stamp starts a new subslide where
 # the cells would pass SLIDE_BUDGET. The estimate errs high; the decks shrink a slide up to
-# a quarter to fit it, and tests/test_browser.py measures every slide. A prose cell that
-# alone would not fit is its author's to split (never moved to the speaker notes): the
+# a quarter to fit it, and tests/browser/test_browser.py measures every slide. A prose cell
+# that alone would not fit is its author's to split (never moved to the speaker notes): the
 # browser test names the slide it overflows.
 SLIDE_BUDGET = 700
 SLIDE_TEXT_WIDTH = 1200  # px of a slide's width that text and figures use

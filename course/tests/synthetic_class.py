@@ -1,15 +1,13 @@
 """A synthetic class of submissions for course/grade.py, made from the chapter's notebooks.
 
 For chapter notebook NN: ``empty`` is its exercise-import cell and its starter cells as
-the chapter has them (every answer ``...``); ``right`` is the code of the worked
-solutions ``notebooks/solutions/NN_solutions.ipynb`` with each ``assert exK.check(...)``
-turned into the starter cell's assignment of the same answers to the chapter's own
-variable names; ``wrong`` is the starter cells with every ``...`` replaced by a number
-no exercise takes (also the result of every function answer). The other kinds of
-``MISBEHAVIOURS`` add to these what a careless or hostile student might submit.
+the chapter has them; ``right`` is the code of its worked solutions with each ``assert
+exK.check(...)`` turned into an assignment of the same answers to the names the exercise
+declares; ``wrong`` is the starter cells with every ``...`` a number no exercise takes.
 """
 
 import ast
+import importlib
 import re
 
 import nbformat
@@ -46,12 +44,9 @@ def wrong(number):
     return notebook(cells)
 
 
-def right(number, chapter_names):
-    """The solutions' code, its checked answers bound to the chapter's variable names.
-
-    ``chapter_names`` is ``{"ex1": [names], ...}`` (``grade.starter_names`` of the
-    chapter notebook).
-    """
+def right(number):
+    """The solutions' code, its checked answers bound to the names the exercises declare."""
+    module = importlib.import_module(f"d2lutil.exercises.nb{number}")
     path = next(p for p in book.solution_notebooks() if book.number(p) == number)
     sources = []
     for cell in book.read(path).cells:
@@ -63,7 +58,7 @@ def right(number, chapter_names):
             if not (isinstance(call, ast.Call) and getattr(call.func, "attr", "") == "check"):
                 continue
             exercise = call.func.value.id
-            names = chapter_names[exercise]
+            names = getattr(module, exercise).answers
             values = [ast.get_source_segment(cell.source, a) for a in call.args]
             bind = (f"({', '.join(names)},) = ({', '.join(values)},)\n"
                     f"{exercise}.check({', '.join(names)})")

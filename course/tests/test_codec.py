@@ -1,10 +1,6 @@
-"""course/codec.py: the one JSON format between the grader and the student's kernel.
-
-The cases of every function answer of the chapter travel and come back as they were; a
-student's answer travels whatever it holds (a stand-in for what is not data) and comes back
-as the checkers read it; and the runner's last cell, run here as in the kernel, sends a
-class answer's results that the grader decodes and judges.
-"""
+"""course/codec.py, the one JSON format between the grader and the student's kernel: the
+chapter's cases come back as they were, a student's answer travels whatever it holds, and
+the runner's last cell sends a class answer's results that the grader judges."""
 
 import collections
 import importlib
@@ -113,10 +109,8 @@ class IgnoresLens(HeadAxisAttention):  # a wrong class: every key is valid
 
 
 def test_the_runners_last_cell_sends_what_the_grader_judges(tmp_path, monkeypatch):
-    """Notebook 10's class answer, run by the runner's last cell (course/grade_runner.py)
-    as in the student's kernel (whose sealed package holds this codec): on the grader's
-    cases, public and hidden, judged by the grader (``grade._fill``), or on the public cases
-    its own module makes. A right class, a wrong one and one that calls the library's."""
+    """Notebook 10's class answer run by the runner's last cell as in the kernel, on the
+    grader's cases or its own module's, and judged: right, wrong, or calling the library's."""
     monkeypatch.setitem(sys.modules, "d2lutil.exercises.codec", codec)
     notebook, path = CHAPTER["10"], tmp_path / "answers.json"
     options = grade.Options(tmp_path / "grades.csv", isolation="none")

@@ -1,12 +1,7 @@
-"""course/grade.py on a synthetic class (course/tests/synthetic_class.py).
-
-The whole matrix of submissions, from right to hostile, runs on notebook 04 (its
-exercises take a tensor, counts, a yes/no, an exception class and a function of a module);
-right, wrong and empty for every other notebook run only with ``GRADE_FULL_CLASS=1``
-(``make test-grade``), as they take about a minute more. Every kernel runs in the
-bubblewrap sandbox when ``bwrap`` is installed; the tests of the sandbox itself are
-skipped without it.
-"""
+"""course/grade.py on a synthetic class (course/tests/synthetic_class.py): the whole matrix of
+submissions, right to hostile, on notebook 04; right, wrong and empty for every other notebook
+only with ``GRADE_FULL_CLASS=1`` (``make test-grade``). Kernels run in bubblewrap when it is
+installed; the tests of the sandbox itself need it."""
 
 import csv
 import json
@@ -112,13 +107,11 @@ error_raised = ValueError if wrote else KeyError"""
 
 def matrix_class(folder, grades, markers, port):
     """Write the matrix's submissions into ``folder``; return {file: what it is}."""
-    names = grade.starter_names(grade.book.read(CHAPTER[MATRIX].path))
-    right, empty = sc.right(MATRIX, names), sc.empty(MATRIX)
+    right, empty = sc.right(MATRIX), sc.empty(MATRIX)
     escapes = ESCAPES.replace("CLASS", repr(str(folder))).replace("GRADES", repr(str(grades)))
     escapes = escapes.replace("MARKERS", repr([str(m) for m in markers]))
     renamed = right
-    for name in ("causal_valid_lens", "num_nonzero", "params_exist", "num_params",
-                 "error_raised", "empty_query_output"):
+    for name in CHAPTER[MATRIX].names:
         renamed = sc.replace_in_cells(renamed, name, "my_" + name)
     notebooks = {
         "correct": right,
@@ -173,10 +166,8 @@ def matrix(tmp_path_factory):
     thread = threading.Thread(target=lambda: accepted.append(_accept(server)), daemon=True)
     thread.start()
     submissions = matrix_class(folder, out, markers, server.getsockname()[1])
-    # Limits short enough that the two submissions which run into them (an endless loop, a
-    # loop that swallows the interrupt) cost little, long enough for the others (about 5 s
-    # each here, 10 s on a loaded machine). Three at a time on two cores: the loop that
-    # swallows the interrupt sleeps until its submission's limit.
+    # Limits that cost the two loops little yet leave the others time (5 s each, 10 s on a
+    # loaded machine); three at a time, as one loop sleeps until its submission's limit.
     opts = options(out, jobs=3, cell_timeout=CELL_LIMIT_S, timeout=SUBMISSION_LIMIT_S,
                    memory_mb=1536, processes=64)
     rows = grade_folder(folder, opts)
@@ -214,56 +205,45 @@ def test_every_submission_has_exactly_one_row(matrix):
     assert table[0]["ex1.1 message"] and "note" in table[0]
 
 
-def test_right_partly_wrong_and_empty(matrix):
+NOTHING = [0] * 6
+
+
+@pytest.mark.parametrize("name, status, earned, note", [
+    ("correct", "graded", WORTH, ""),
+    ("partly_wrong", "graded", [2, 1, 1, 0, 1, 2], ""),
+    ("empty", "graded", NOTHING, ""),
+    ("raising", "graded", [2, 1, 1, 1, 1, 0], "raised RuntimeError: not done"),
+    ("endless_loop", "cell time limit", WORTH,
+     f"cell 2 reached the {CELL_LIMIT_S} s limit of a cell and was interrupted"),
+    ("blocks_interrupts", "time limit", NOTHING, f"stopped at the {SUBMISSION_LIMIT_S} s limit"),
+    # it got less than 6 GiB of its 8
+    ("memory_hog", "memory limit", [2, 0, 1, 1, 1, 2], "out of memory (limit 1536 MiB)"),
+    ("exits", "kernel died", NOTHING, "the kernel died in cell 2"),
+    ("huge_output", "graded", WORTH, ""),
+    ("patches", "graded", NOTHING, ""),
+])
+def test_each_submission_earns_its_points_and_says_why(matrix, name, status, earned, note):
+    row = matrix["rows"][f"{name}.ipynb"]
+    assert (row["status"], points(row), row["total"]) == (status, earned, sum(earned)), row
+    assert note in row["note"]
+
+
+def test_each_part_says_what_its_answer_got(matrix):
     rows = matrix["rows"]
+    said = {name: messages(rows[f"{name}.ipynb"]) for name in (
+        "correct", "partly_wrong", "empty", "raising", "exits", "patches")}
+    assert set(said["correct"]) == {"correct"} and set(said["empty"]) == {"not answered yet"}
+    assert said["partly_wrong"][3].startswith("not right yet: ")
+    assert said["raising"][5] == "not answered: the notebook has no variable empty_query_output"
+    assert set(said["exits"]) == {"not graded (the kernel died)"}
+    assert all(m.startswith("not answered: the notebook has no variable")
+               for m in said["patches"])  # its patches of the checks reached nothing
     correct = rows["correct.ipynb"]
-    assert correct["status"] == "graded" and correct["note"] == ""
-    assert points(correct) == WORTH and set(messages(correct)) == {"correct"}
-    assert correct["total"] == correct["max_total"] == sum(WORTH) == 8
+    assert correct["note"] == "" and correct["max_total"] == sum(WORTH) == 8
     assert correct["notebook"] == "04_self_and_cross_attention.ipynb"
-    partly = rows["partly_wrong.ipynb"]
-    assert points(partly) == [2, 1, 1, 0, 1, 2] and partly["total"] == 7
-    assert messages(partly)[3].startswith("not right yet: ")
-    empty = rows["empty.ipynb"]
-    assert empty["status"] == "graded" and empty["total"] == 0
-    assert set(messages(empty)) == {"not answered yet"}
-
-
-def test_a_raising_cell_costs_only_its_own_answers(matrix):
-    row = matrix["rows"]["raising.ipynb"]
-    assert row["status"] == "graded" and points(row) == [2, 1, 1, 1, 1, 0]
-    assert messages(row)[5] == "not answered: the notebook has no variable empty_query_output"
-    assert "raised RuntimeError: not done" in row["note"]
-
-
-def test_time_limits_interrupt_a_cell_or_stop_the_submission(matrix):
-    rows = matrix["rows"]
-    loop = rows["endless_loop.ipynb"]
-    assert loop["status"] == "cell time limit" and loop["total"] == 8
-    assert f"cell 2 reached the {CELL_LIMIT_S} s limit of a cell and was interrupted" in loop[
-        "note"]
-    stubborn = rows["blocks_interrupts.ipynb"]
-    assert stubborn["status"] == "time limit" and stubborn["total"] == 0
-    assert stubborn["note"].startswith(f"stopped at the {SUBMISSION_LIMIT_S} s limit")
-    assert SUBMISSION_LIMIT_S <= stubborn["seconds"] < SUBMISSION_LIMIT_S + 15
-
-
-def test_memory_hog_gets_the_memory_limit(matrix):
-    row = matrix["rows"]["memory_hog.ipynb"]
-    assert row["status"] == "memory limit"
-    assert points(row) == [2, 0, 1, 1, 1, 2]  # it got less than 6 GiB of its 8
-    assert "out of memory (limit 1536 MiB)" in row["note"]
-
-
-def test_a_dying_kernel_and_a_huge_output(matrix):
-    rows = matrix["rows"]
-    exits = rows["exits.ipynb"]
-    assert exits["status"] == "kernel died" and exits["total"] == 0
-    assert exits["note"].startswith("the kernel died in cell 2")
-    assert set(messages(exits)) == {"not graded (the kernel died)"}
-    huge = rows["huge_output.ipynb"]
-    assert huge["status"] == "graded" and huge["total"] == 8
-    assert matrix["out"].stat().st_size < 50_000
+    assert SUBMISSION_LIMIT_S <= rows["blocks_interrupts.ipynb"]["seconds"] < (
+        SUBMISSION_LIMIT_S + 15)
+    assert matrix["out"].stat().st_size < 50_000  # the huge output is not in the grades
 
 
 @needs_bwrap
@@ -276,13 +256,6 @@ def test_fork_attempt_and_kill_all_stay_inside_the_submission(matrix):
         assert forks["status"] in ("graded", "crashed")
     graded = [r for r in matrix["list"] if r["status"] != "not graded"]
     assert len(graded) == 14  # every other submission was graded all the same
-
-
-def test_patching_checkers_exercise_or_json_raises_no_score(matrix):
-    row = matrix["rows"]["patches.ipynb"]
-    assert row["total"] == 0 and row["status"] == "graded"
-    assert all(m.startswith("not answered: the notebook has no variable") for m in
-               messages(row))
 
 
 @needs_bwrap
@@ -346,8 +319,7 @@ def test_every_notebook_right_wrong_and_empty(tmp_path):
     folder.mkdir()
     others = [n for n in CHAPTER if n != MATRIX]
     for number in others:
-        names = grade.starter_names(grade.book.read(CHAPTER[number].path))
-        sc.write(sc.right(number, names), folder / f"{number}_right.ipynb")
+        sc.write(sc.right(number), folder / f"{number}_right.ipynb")
         sc.write(sc.wrong(number), folder / f"{number}_wrong.ipynb")
         sc.write(sc.empty(number), folder / f"{number}_empty.ipynb")
     rows = {r["file"]: r for r in grade_folder(folder, options(out, cell_timeout=60,
@@ -369,15 +341,18 @@ def test_every_notebook_right_wrong_and_empty(tmp_path):
 
 # --- without kernels: arguments, matching ------------------------------------------------------
 
-def test_starter_names_come_from_the_chapter_notebook():
+def test_the_answer_names_are_the_ones_the_exercises_declare(monkeypatch):
     notebook = CHAPTER[MATRIX]
-    assert notebook.names == ["causal_valid_lens", "num_nonzero", "params_exist",
-                              "num_params", "error_raised", "empty_query_output"]
+    assert notebook.names == [name for e in notebook.exercises for name in e.answers]
+    assert notebook.names[:2] == ["causal_valid_lens", "num_nonzero"]  # in part order
     assert notebook.functions == {"empty_query_output": ("d2lutil.exercises.nb04", "ex3", 0)}
     # nb02 ex3, nb03 ex2 and ex3, nb04 ex3; nb10 ex1 (two functions), ex2 (a class), ex3
     assert sum(len(n.functions) for n in CHAPTER.values()) == 8
     assert all(len(n.parts) == sum(len(e.parts) for e in n.exercises)
                for n in CHAPTER.values())
+    monkeypatch.setattr(notebook.exercises[0], "answers", ())
+    with pytest.raises(ValueError, match="nb04.ex1 must declare one answer name per part"):
+        grade.ChapterNotebook(notebook.path)
 
 
 def test_bad_arguments_name_the_argument(tmp_path, capsys):
@@ -389,8 +364,6 @@ def test_bad_arguments_name_the_argument(tmp_path, capsys):
     bad_id.write_text("id\nnot an id\n")
     cases = [
         ([str(tmp_path / "missing")], "SUBMISSIONS must be a folder"),
-        ([str(tmp_path / "class"), "--out", str(tmp_path / "class" / "g.csv")],
-         "would be written into SUBMISSIONS"),
         ([str(tmp_path / "class"), "--out", str(tmp_path / "g.txt")], "must name a .csv"),
         ([str(tmp_path / "class"), "--jobs", "0"], "--jobs must be positive"),
         ([str(tmp_path / "class"), "--memory-mb", "512"], "--memory-mb must be at least"),
@@ -407,24 +380,18 @@ def test_bad_arguments_name_the_argument(tmp_path, capsys):
         assert message in capsys.readouterr().err
 
 
-def test_without_bubblewrap_it_says_grading_is_not_isolated(tmp_path, capsys):
-    (tmp_path / "class").mkdir()
-    assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv"),
-                       "--isolation", "none"]) == 0
-    assert "grading is NOT isolated" in capsys.readouterr().err
-    assert (tmp_path / "g.csv").read_text().startswith("file,student_id,notebook,status")
-    assert (tmp_path / "roster.csv").read_text().startswith("student_id,name,total")
-
-
-def test_files_without_an_id_are_named_on_the_command_line(tmp_path, capsys):
+def test_without_bubblewrap_or_ids_the_command_line_says_so(tmp_path, capsys):
     (tmp_path / "class").mkdir()
     sc.write(sc.empty("04"), tmp_path / "class" / "nb04.ipynb")
-    assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv")]) == 0
+    assert grade.main([str(tmp_path / "class"), "--out", str(tmp_path / "g.csv"),
+                       "--isolation", "none"]) == 0
     err = capsys.readouterr().err
-    assert "1 file had no student id and was graded on nothing" in err and "--book" in err
+    assert "grading is NOT isolated" in err and "--book" in err
+    assert "1 file had no student id and was graded on nothing" in err
     with open(tmp_path / "g.csv", newline="") as file:
         (row,) = list(csv.DictReader(file))
     assert row["status"] == "no id" and row["total"] == "0"
+    assert (tmp_path / "roster.csv").read_text().startswith("student_id,name,total")
 
 
 def test_the_sandbox_binds_the_python_prefixes_over_its_own_tmp(tmp_path):
@@ -448,7 +415,7 @@ def test_notebook_10_a_delegating_class_or_a_patched_check_earns_nothing(tmp_pat
     say yes, earns no point; the rest of the notebook is graded as usual."""
     folder, out = tmp_path / "class", tmp_path / "grades.csv"
     folder.mkdir()
-    right = sc.right("10", grade.starter_names(grade.book.read(CHAPTER["10"].path)))
+    right = sc.right("10")
     sc.write(sc.with_cells(right, [
         "import d2lutil\n\n\n"
         "class MyMultiHeadAttention(d2lutil.MultiHeadAttention):\n"
@@ -578,9 +545,8 @@ def test_ids_come_from_the_file_name_and_the_roster(tmp_path):
 
 
 def test_a_roster_beside_out_is_read_never_written(tmp_path, monkeypatch, capsys):
-    """ROSTER and OUT in one folder: the roster read (its email column too) is left byte
-    for byte, and roster.csv is written beside OUT; a roster that is itself named
-    roster.csv there is refused from the command line, before any grading."""
+    """ROSTER and OUT in one folder: the roster read is left byte for byte, roster.csv is
+    written beside OUT, and a roster named roster.csv there is refused before grading."""
     monkeypatch.chdir(tmp_path)
     (tmp_path / "class").mkdir()
     (tmp_path / "course").mkdir()

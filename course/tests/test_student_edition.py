@@ -1,12 +1,9 @@
 """The student edition (course/student_edition.py): sealed, and still a working check.
 
-The edition is built once for the module: ten notebooks and the wheel. The tests search
-every string of it (the notebooks' cells and outputs, every file of the wheel, and every
-string and number the sealed data holds besides its hashes) for each graded part's
-distinctive right answers, of every student's variant, and for the worked solutions'
-sentences; then install the wheel in a fresh folder and check, in a fresh interpreter, that
-``check`` accepts each part's right answer for two students and refuses a wrong one.
-"""
+Built once: every string of it (cells, outputs, the wheel's files, the sealed data but its
+hashes) is searched for the distinctive right answers of every student's variant and for
+the solutions' sentences; the wheel, installed apart, must accept each part's right answer
+for two students and refuse a wrong one."""
 
 import ast
 import json
@@ -17,7 +14,6 @@ import sys
 import types
 import zipfile
 
-import nbformat
 import numpy as np
 import pytest
 from packaging.utils import parse_wheel_filename
@@ -56,20 +52,15 @@ def _exercises():
 def _strings_of(value):
     """Every string and number of sealed data, but its hashes (and tensors' numbers)."""
     if isinstance(value, dict):
-        if value.get("$") in ("tensor", "ndarray"):
-            return
-        for key, item in value.items():
-            if not HASH.match(str(key)):
-                yield str(key)
-            yield from _strings_of(item)
+        if value.get("$") not in ("tensor", "ndarray"):
+            for key, item in value.items():
+                yield from _strings_of(key)
+                yield from _strings_of(item)
     elif isinstance(value, list):
         for item in value:
             yield from _strings_of(item)
-    elif isinstance(value, str):
-        if not HASH.match(value):
-            yield value
-    elif value is not None:
-        yield repr(value)
+    elif value is not None and not HASH.match(str(value)):
+        yield value if isinstance(value, str) else repr(value)
 
 
 def edition_texts(edition):
@@ -129,8 +120,7 @@ def distinctive(value):
 
 
 def student_answers():
-    """(notebook, exercise, variant, part, right answer) of every varied part of every
-    variant a student can draw."""
+    """(notebook, exercise, variant, part, answer) of every varied part a student can draw."""
     answers = []
     for number, exercise in _exercises():
         if not exercise.variants:
@@ -173,17 +163,15 @@ def test_each_varied_exercise_shows_the_students_values_before_its_starter(editi
 
 
 def _other_sealed_module(where, number):
-    """Whether ``where`` is the sealed module of another notebook than ``number``: its
-    strings hold that notebook's values (nb05's seeds 240 to 259), which say nothing of
-    this notebook's answers."""
+    """Whether ``where`` is another notebook's sealed module, whose values (nb05's seeds 240
+    to 259) say nothing of notebook ``number``'s answers."""
     match = re.fullmatch(r"d2lutil/exercises/nb(\d\d)\.py", where)
     return bool(match) and match.group(1) != number
 
 
 def public_texts():
-    """The control: what the public book prints anyway (the chapter notebooks, and the
-    library but its exercise modules). A number found there is not distinctive: finding
-    it in the edition says nothing of a leak (256 is a width throughout the chapter)."""
+    """The control: what the public book prints anyway (its notebooks, its library but the
+    exercise modules); a number found there is no leak (256 is a width throughout)."""
     texts = ["\n".join(c.source + "\n".join(book.output_texts(c)) for c in book.read(p).cells)
              for p in book.chapter_notebooks()]
     for path in sorted((book.ROOT / "d2lutil").rglob("*")):
@@ -296,7 +284,6 @@ def test_the_wheel_holds_no_book_exercise_module(edition):
         text = (edition["unpacked"] / "d2lutil" / "exercises" / f"{module}.py").read_text()
         assert "from d2lutil.exercises.sealed import load" in text
         assert "solution=" not in text and "Exercise(" not in text
-    assert nbformat  # the notebooks are nbformat 4 files (read above)
 
 
 def test_a_bad_wheel_url_is_refused(tmp_path):
@@ -390,9 +377,8 @@ def test_the_id_cell_catches_an_id_not_on_the_roster(edition):
 
 
 def test_the_student_notebooks_are_clean_notebooks(edition):
-    """Valid nbformat with cell ids, no errors or machine paths in outputs, lines that fit
-    the notebooks' width (but the instructor's wheel address), the kernelspec every
-    chapter notebook names: the chapter's own checks (tests/hygiene.py)."""
+    """The chapter's own checks (tests/notebooks/hygiene.py): valid nbformat, no errors or
+    machine paths, lines that fit (but the wheel's address), the chapter's kernelspec."""
     import hygiene
 
     for path in edition["notebooks"]:

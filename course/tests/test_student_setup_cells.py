@@ -1,10 +1,7 @@
-"""Every install command of a student edition is one pip accepts: the setup cell of every
-notebook of an edition built into a tmp folder (a few seconds), and that edition's README,
-each argument read as pip reads it (tests/test_setup_cells.py, which checks the book's).
-
-Then WHEEL_URL: one whose file name is not the wheel's is refused before anything is built.
-The same cell run by pip itself (dry run, on the built wheel) is
-course/tests/test_student_edition.py's.
+"""Every install command of a student edition (its setup cells, its README) is one pip
+accepts, each argument read as pip reads it (as tests/notebooks/test_setup_cells.py checks
+the book's; pip's own dry run is course/tests/test_student_edition.py's); and a WHEEL_URL
+whose file name is not the wheel's is refused before anything is built.
 """
 
 import shlex

@@ -1,11 +1,6 @@
-"""The course is a wing: the book never imports from course/, and the import graph of tools/
-and course/ has no circle.
-
-Imports are read with ``ast`` from every statement of a file (a function's own imports
-too), relative ones resolved. The course's modules import as top-level modules
-(``import grade``, through pyproject.toml's ``pythonpath``); the student wheel holds two of
-them as ``d2lutil.exercises.sealed`` and ``.codec``, which the book must not import either.
-"""
+"""The course is a wing: the book never imports from course/ (nor the wheel's copies of its
+modules, ``d2lutil.exercises.sealed`` and ``.codec``), and tools/ and course/ import without
+a circle. Imports are read with ``ast`` from every statement, relative ones resolved."""
 
 import ast
 import pathlib

@@ -30,12 +30,13 @@ Jupyter notebook ``hint`` and ``solution`` display them as Markdown, the maths t
 plain text. Everything printed is wrapped to ``WIDTH`` = 79 characters.
 
 For grading, each part carries points (``Exercise(..., points=...)``, 1 per part unless
-given) and :meth:`Exercise.check_part` checks one part quietly: it prints nothing and
-returns a :class:`PartResult` (correct or not, the part's message, the points earned). A
-function answer can be checked from its results alone: :class:`CallResults` holds what the
-student's function returned (or :class:`Raised`) for each of the checker's cases
-(``checker.cases()``), computed elsewhere, e.g. in the student's own kernel
-(``course/grade.py``).
+given) and the name of its answer (``answers=(...)``: the variables the starter cell passes
+to ``check``, which the grader collects), and :meth:`Exercise.check_part` checks one part
+quietly: it prints nothing and returns a :class:`PartResult` (correct or not, the part's
+message, the points earned). A function answer can be checked from its results alone:
+:class:`CallResults` holds what the student's function returned (or :class:`Raised`) for
+each of the checker's cases (``checker.cases()``), computed elsewhere, e.g. in the
+student's own kernel (``course/grade.py``).
 
 A class answer (a multi-head attention the student writes) is checked by
 ``modules.implementation``: against the reference with the same weights, naming the first

@@ -4,7 +4,7 @@ Each accepts every correct form (ints and floats, lists, tuples, NumPy arrays an
 tensors, within a tolerance) and says what is off without saying what is right.
 
 Each returned check also keeps what it was built with, read by the tests that run every
-exercise's declared mistakes through its check (tests/test_exercises_declared.py):
+exercise's declared mistakes through its check (tests/exercises/test_exercises_declared.py):
 ``check.expected``, a right answer (for :func:`function`, the reference function), and
 ``check.mistakes``, the (wrong answer, message) pairs it recognises; some keep more
 (``atol``, ``choices``, ``cases``, ...). Reading them changes nothing a check does. A

@@ -1,5 +1,6 @@
 """The exercise mechanism: an :class:`Exercise` and what its checks return."""
 
+import keyword
 import math
 import numbers
 import sys
@@ -60,6 +61,12 @@ class Exercise:
         ("error of the even split"), ``checker`` is one of d2lutil.exercises.checkers or any
         function that raises :class:`Wrong` or :class:`NotAnswered`. No parts: the
         exercise is open-ended.
+    answers : tuple of str, optional
+        The names of the variables that the notebook's starter cell passes to ``check``,
+        one per part, in order (``("params_with_bias", "depends_on_heads")``): the grader
+        collects these variables from a submission, and the starter cell must pass
+        exactly these (tests/exercises/test_exercise_cells.py). Every exercise of the
+        chapter declares them.
     hints : list of str
         At least one hint, from gentle to nearly the answer; maths between $ (LaTeX),
         code between backticks (see d2lutil.exercises.display).
@@ -79,8 +86,8 @@ class Exercise:
         by :meth:`solution` after the worked answer; no check grades it.
     """
 
-    def __init__(self, number, parts, *, hints, solution, open_part=None, points=None,
-                 rubric=None, variants=None, open_book=None, key=None):
+    def __init__(self, number, parts, *, hints, solution, answers=None, open_part=None,
+                 points=None, rubric=None, variants=None, open_book=None, key=None):
         if not isinstance(number, int) or number < 1:
             raise ValueError(f"number must be a positive int, got {number!r}")
         self.number = number
@@ -105,6 +112,7 @@ class Exercise:
         self._built = {0: (parts, hints)}
         self._solution = solution
         self.open_part = open_part
+        self.answers = _answers(answers, len(parts), number)
         self.points = _points_per_part(points, len(parts))
         self.rubric = _rubric(rubric, open_part is not None or not parts, number)
         self.open_book = _open_book(open_book, len(parts), number)
@@ -183,8 +191,8 @@ class Exercise:
         the grader and the student edition's build)."""
         parts, hints = self.built(index)
         copy = Exercise(self.number, parts, hints=hints, solution=self._solution,
-                        open_part=self.open_part, points=self.points,
-                        rubric=self.rubric or None, key=self.key)
+                        answers=self.answers or None, open_part=self.open_part,
+                        points=self.points, rubric=self.rubric or None, key=self.key)
         copy.open_book = self.open_book
         return copy
 
@@ -368,6 +376,20 @@ def _hints(hints, number):
     for i, hint in enumerate(hints, 1):
         spans(hint, f"hint {i} of exercise {number}")
     return hints
+
+
+def _answers(given, count, number):
+    """``answers`` of ``Exercise``: a tuple of ``count`` distinct variable names, or () when
+    none are declared."""
+    if given is None:
+        return ()
+    names = () if isinstance(given, str) else tuple(given)
+    if len(names) != count or len(set(names)) != count or not all(
+            isinstance(n, str) and n.isidentifier() and not keyword.iskeyword(n)
+            for n in names):
+        raise ValueError(f"answers of exercise {number} must be {count} distinct variable "
+                         f"names, one per part, got {given!r}")
+    return names
 
 
 def _variants(given, number):

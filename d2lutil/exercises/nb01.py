@@ -80,6 +80,7 @@ def _ex1_hints(sigma):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("best_split", "best_error", "even_error"),
     hints=_ex1_hints,
     solution=(
         r"The readout explains $\frac{a_1^2 + a_2^2 \sigma^4}{a_1^2 + a_2^2 \sigma^2}$ "
@@ -129,6 +130,7 @@ def _ex2_hints(k):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("error_three_positions", "depends_on_split"),
     hints=_ex2_hints,
     solution=(
         "One head sees one direction of $(v_{1i}, v_{2i}, v_{3i})$, along its weights; "
@@ -198,6 +200,7 @@ def _ex3_hints(d, q, k1):
 ex3 = Exercise(
     3,
     _ex3_parts,
+    answers=("head_weights", "head_error"),
     hints=_ex3_hints,
     solution=(
         r"The scores are $\mathbf{q}^\top\mathbf{k}_1/\sqrt{4} = 4/2 = 2$ and "

@@ -65,6 +65,7 @@ def _ex1_hints(weights):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("error_four_heads",),
     hints=_ex1_hints,
     solution=(
         "All four rows lie in the plane of the first two unit vectors, so "
@@ -132,6 +133,7 @@ def _ex2_hints(weights, y):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("values_behind", "head_2_weight"),
     hints=_ex2_hints,
     solution=(
         r"$\det \mathbf{A} = 0.88 - 0.12 = 0.76$ and $\mathbf{A}^{-1} = [[0.88, -0.12], "
@@ -176,6 +178,7 @@ ex3 = Exercise(
         describe=_describe,
         hidden=[(0.15, 0.85), (0.45, 0.4), (0.95, 0.05), (0.0, 1.0), (0.35, 0.6),
                 (0.1, 0.1), (0.85, 0.85), (0.0, 0.0)]))],
+    answers=("best_error",),
     hints=[
         "Write the mixing matrix $A = [[a, 1 - a], [b, 1 - b]]$ and compute its "
         "determinant.",

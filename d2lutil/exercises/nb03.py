@@ -53,6 +53,7 @@ def _ex1_hints(d):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("params_with_bias", "depends_on_heads"),
     hints=_ex1_hints,
     solution=(
         "Each projection gains a bias of length $d$, so the count is $4d^2 + 4d$ = "
@@ -100,6 +101,7 @@ ex2 = Exercise(
         describe=lambda case: "(n, m, d, h) = ({}, {}, {}, {})".format(*case),
         hidden=[(3, 5, 128, 4), (7, 1, 16, 2), (1, 1, 8, 1), (12, 20, 96, 6),
                 (2, 15, 40, 5), (9, 9, 24, 3), (6, 4, 256, 8), (20, 7, 12, 12)]))],
+    answers=("cross_attention_flops",),
     hints=[
         r"Count a multiply-add as 2 FLOPs: an $(a \times b)$ by $(b \times c)$ product "
         "costs $2abc$. The query and output projections act on $n$ rows, the key and "
@@ -148,6 +150,7 @@ ex3 = Exercise(
             *case),
         hidden=[(5, 1, 3), (6, 2, 1), (1, 7, 1), (6, 3, 2), (8, 2, 8), (5, 5, 5),
                 (7, 6, 2), (8, 8, 1)]))],
+    answers=("expansions_agree",),
     hints=[
         r"Row $i \cdot h + j$ of the folded batch is head $j$ of sequence $i$. Which "
         "length does `repeat_interleave` give it, and which does `repeat` give it?",

@@ -58,6 +58,7 @@ def _ex1_hints(batch_size, T):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("causal_valid_lens", "num_nonzero"),
     hints=_ex1_hints,
     solution=(
         "Each row of `valid_lens` is 1, 2, 3, 4, 5 (`torch.arange(1, T + 1).repeat(3, "
@@ -116,6 +117,7 @@ def _ex2_hints(num_hiddens, num_heads, query_size, key_size, value_size):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("params_exist", "num_params", "error_raised"),
     hints=_ex2_hints,
     solution=(
         "With every width given, no projection is lazy: the parameters exist at once. "
@@ -187,6 +189,7 @@ ex3 = Exercise(
     [("empty_query_output(attention)", function(
         _empty_query_output, _public_modules, result_checker=_empty_output_checker,
         describe=_describe, hidden=_hidden_modules))],
+    answers=("empty_query_output",),
     hints=[
         "Follow an empty query through the module: its attention weights are all 0. What "
         "is each head's output, and what does $W_o$ make of it?",

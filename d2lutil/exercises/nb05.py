@@ -99,6 +99,7 @@ def _ex1_hints(letter, word, d, seed):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("copy_weight", "banana_regime"),
     hints=_ex1_hints,
     solution=(
         "The copies are identical keys, so each gets the same weight, just under a "
@@ -160,6 +161,7 @@ def _ex2_hints(first_seed, last_seed):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("robust_counts", "e_diffuse_shares"),
     hints=_ex2_hints,
     solution=(
         "The counts are 17 of 20 at $d = 128$ and 20 of 20 at $d = 256$ (seeds 0 to 19), "
@@ -233,6 +235,7 @@ def _ex3_hints(d, seed):
 ex3 = Exercise(
     3,
     _ex3_parts,
+    answers=("largest_weight", "top_letter"),
     hints=_ex3_hints,
     solution=(
         r"Without the scaling the scores are $\sqrt{d} = 8$ times larger and softmax is "

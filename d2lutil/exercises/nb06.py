@@ -33,6 +33,7 @@ ex1 = Exercise(
                  "hessian": "second", "h_ii/2": "second", "h_ii / 2": "second"},
         mistakes=[("first", "compare |g_i| with H_ii / 2 for each head: the trained model "
                             "sits near a minimum of the loss")]))],
+    answers=("cost_term",),
     hints=[
         r"With the weights fixed, the prediction is $\sum_i \xi_i c_i(x)$, linear in the "
         r"mask $\boldsymbol{\xi}$, so the squared error is a polynomial of degree 2 in "
@@ -126,6 +127,7 @@ def _ex2_hints(num_hiddens, h, d_x):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("refitted_errors",),
     hints=_ex2_hints,
     solution=(
         "$s$ heads of width 2 hand on $2s$ of the 16 numbers an output needs, so the "
@@ -198,6 +200,7 @@ def _ex3_hints(num_hiddens, h):
 ex3 = Exercise(
     3,
     _ex3_parts,
+    answers=("smallest_set_size", "pruned_params"),
     hints=_ex3_hints,
     solution=(
         "One head leaves about 1/2 and any two heads with well-conditioned (different) "

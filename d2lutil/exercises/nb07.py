@@ -84,6 +84,7 @@ def _ex1_hints(h, num_hiddens, d_x, g):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("error_floors",),
     hints=_ex1_hints,
     solution=(
         r"$p = 16/8 = 2$, so $R = g \cdot \min(8/g, 2) \cdot 2$ = 4, 8, 16, 16 for "
@@ -174,6 +175,7 @@ def _ex2_hints(prompt, num_hiddens, batch_size):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("prefill_more", "prefill_extra"),
     hints=_ex2_hints,
     solution=(
         "The prefill counts more: 1,277,952 FLOPs against 1,136,640 for 24 one-token "
@@ -249,6 +251,7 @@ def _ex3_parts(gib, tokens, g):
 ex3 = Exercise(
     3,
     _ex3_parts,
+    answers=("sequences_fit",),
     hints=[
         "Llama 2 7B has 32 layers and heads of width 128. Per layer, the cache holds keys "
         r"and values: $2 \cdot g \cdot 128$ numbers per token, 2 bytes each.",

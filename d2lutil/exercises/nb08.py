@@ -15,9 +15,10 @@ The worked solutions are ``notebooks/solutions/08_solutions.ipynb``.
 Each student gets a variant of each exercise (``variants``, the book's first; see
 d2lutil.exercises.variants): another word for ``ex1``, another length for ``ex2``,
 another pair of words for ``ex3``. The variants carry their words' pronunciations from
-the dictionary (``d2lutil.pronunciations``, checked by tests/test_exercises_nb08.py), so
-building a variant's checks reads no dictionary. Which letter decides ``CH`` (``ex1``'s
-third part) is the same for every such word: open-book.
+the dictionary (``d2lutil.pronunciations``, checked by
+tests/exercises/test_exercises_nb08.py), so building a variant's checks reads no
+dictionary. Which letter decides ``CH`` (``ex1``'s third part) is the same for every such
+word: open-book.
 
 Points, on the chapter's scale: 1 for a look-up (a value read off the notebook, the
 library or the docs), 2 for a computation or a derivation, 3 for an implementation or a
@@ -93,6 +94,7 @@ def _ex1_hints(word, phonemes):
 ex1 = Exercise(
     1,
     _ex1_parts,
+    answers=("self_keys", "cross_keys", "deciding_offset"),
     hints=_ex1_hints,
     solution=(
         "The decoder's input is `<bos>` K W EH S CH AH N, and row 4 predicts CH from "
@@ -161,6 +163,7 @@ def _ex2_hints(num_phonemes):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("projected_without", "projected_with"),
     hints=_ex2_hints,
     solution=(
         r"Without a cache step $t$ projects $t$ tokens: $1 + 2 + \dots + 11 = 66$ "
@@ -255,6 +258,7 @@ def _ex3_hints(words, phonemes):
 ex3 = Exercise(
     3,
     _ex3_parts,
+    answers=("weights_shape", "cross_mask"),
     hints=_ex3_hints,
     solution=(
         "box has 3 letters and 4 phonemes, knight 6 letters and 3 phonemes; with `<eos>` "

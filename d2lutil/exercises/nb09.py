@@ -36,6 +36,7 @@ ex1 = Exercise(
      ("with every head on, are these JH rows missed more often than the soft c's?",
       truth(True, wrong_message="compare the shares missed with every head on: the g's "
                                 "spoken JH against the c's spoken S (`soft`)"))],
+    answers=("g_head_role", "g_missed_more"),
     hints=[
         "`g_jh = letter_rows(\"g\", \"eiy\", \"JH\")` and `g_g = letter_rows(\"g\", "
         "\"eiy\", \"G\")` are the rows; `teacher_forced(head_off(i))[1]` is the model's "
@@ -128,6 +129,7 @@ def _ex2_hints(num_heads, head):
 ex2 = Exercise(
     2,
     _ex2_parts,
+    answers=("first_column", "num_entries"),
     hints=_ex2_hints,
     solution=(
         "head_size = 64 / 4 = 16, so head 2's slice is columns 32 to 47, and "

@@ -79,6 +79,7 @@ ex1 = Exercise(
      ("merge_heads(X)", function(
          _merge, _merge_cases, result_checker=_merge_result, hidden=_hidden_merge_cases,
          describe=lambda case: f"X of shape {tuple(case[0].shape)}"))],
+    answers=("split_heads", "merge_heads"),
     hints=[
         "Split: first make the head axis with a reshape to (batch_size, length, num_heads, "
         "head_size); then put it second. Which function swaps two axes?",
@@ -101,6 +102,7 @@ ex1 = Exercise(
 ex2 = Exercise(
     2,
     [("your multi-head attention class", public.class_checker())],
+    answers=("MyMultiHeadAttention",),
     hints=[
         "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
         "products over head_size = num_hiddens / num_heads; mask the keys past "
@@ -124,6 +126,7 @@ ex2 = Exercise(
 ex3 = Exercise(
     3,
     [("your behaviour test", public.test_checker())],
+    answers=("test_each_sequence_keeps_its_mask",),
     hints=[
         "The bug gives head j of sequence i the valid length of another sequence. Which "
         "batch makes that visible? Several heads, and sequences of different lengths.",

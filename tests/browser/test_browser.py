@@ -1,0 +1,559 @@
+"""The chapter's site and slides in a real browser, offline.
+
+The site is built once per session into a tmp folder from the notebooks' stored outputs
+(``tools/chapter.py build --no-execute``: the same pages as `make chapter`, without running
+the notebooks again, which nbval does). Headless Chromium, driven by Playwright and started
+with the network unreachable, opens every page from ``file://`` (as in a lecture hall without
+a network) and checks what a reader relies on: the sidebar in chapter order with the
+solutions, the outline, search, typeset formulas, figures with alt text, previous/next links,
+the download and Colab buttons, links between pages, the local Colab badge, no Colab setup
+cell, a note instead of each widget, the slides, and axe-core's accessibility rules on
+every page (WCAG 2.1 AA; no violation of impact "serious" or "critical"). It fails if a page
+requests anything from outside the site. At a phone's 390x844 the visible menu buttons open
+the navigation and the outline, and at 1280 the menu button hides and shows the sidebar; at
+1280 no code block or output of any page scrolls sideways; and every slide of every deck
+fits a 1280x800 screen: nothing cut off at any edge, nothing scrolling sideways, no output
+wrapped.
+
+JupyterLab, Notebook 7 and RISE, where a student or lecturer runs the notebooks, are
+checked in tests/browser/test_browser_jupyter.py.
+
+Screenshots are written next to the built site (its folder is printed; set
+CHAPTER_SCREENSHOTS=DIR to also copy them there). Without Chromium (Debian: apt-get install
+chromium) the test is skipped locally; with the environment variable CI set, it fails.
+"""
+
+import itertools
+import os
+import pathlib
+import re
+import shutil
+import urllib.parse
+import urllib.request
+
+import pytest
+
+import book
+import chapter
+import colab
+import plan
+from browsing import skip_or_fail
+
+ROOT = book.ROOT
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+WAIT_MS = 30_000  # for a page to load and typeset
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
+
+
+# The fixtures `browser` (headless Chromium, the network unreachable) and `site` (the built
+# site) are in tests/browser/browsing.py, shared with test_browser_slides.py.
+
+
+class Tab:
+    """One offline page that records every request it makes."""
+
+    def __init__(self, browser):
+        self.context = browser.new_context(offline=True, viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.requests = []
+        self.errors = []
+        self.failed = []  # e.g. a file the site lacks (MathJax's config/Safe.js once)
+        self.context.on("request", lambda r: self.requests.append(r.url))
+        self.context.on("requestfailed", self.on_failed)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def on_failed(self, request):
+        # A file the page asks for and the site lacks (other failures under Chromium's
+        # offline mode, of files that load all the same, are not counted).
+        if request.failure == "net::ERR_FILE_NOT_FOUND":
+            self.failed.append(request.url)
+
+    def open(self, path, ready="true"):
+        """Load ``path`` (a file, maybe with ?query) and wait until the JS ``ready`` holds."""
+        self.requests.clear()
+        url = path if isinstance(path, str) else path.as_uri()
+        self.page.goto(url)
+        self.page.wait_for_function(f"document.readyState === 'complete' && !!({ready})",
+                                    timeout=WAIT_MS)
+        return self.page
+
+    def remote(self):
+        return [u for u in self.requests if not u.startswith(LOCAL_SCHEMES)]
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def tab(browser):
+    t = Tab(browser)
+    yield t
+    assert t.remote() == [], f"requests outside the site: {t.remote()}"
+    assert t.failed == [], f"requests that failed: {t.failed}"
+    assert t.errors == [], f"JavaScript errors: {t.errors}"
+    t.close()
+
+
+def screenshot(page, path):
+    page.screenshot(path=path)
+    target = os.environ.get("CHAPTER_SCREENSHOTS")
+    if target:
+        pathlib.Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, pathlib.Path(target) / path.name)
+
+
+def html_of(rel):
+    return rel[: -len(".ipynb")] + ".html"
+
+
+def local_target(url):
+    """The file a file:// link points at (without its #anchor), or None for other links."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme != "file":
+        return None
+    return pathlib.Path(urllib.parse.unquote(parsed.path))
+
+
+# Formulas typeset (a page without any loads no MathJax).
+MATH_DONE = ("document.querySelectorAll('.math').length === "
+             "document.querySelectorAll('.math mjx-container').length")
+
+PAGE_STATE = """() => ({
+  sidebar: Array.from(document.querySelectorAll('.bd-docs-nav a.reference'))
+      .map(a => [a.closest('ul').previousElementSibling?.innerText || '', a.innerText.trim(),
+                 a.href]),
+  outline: Array.from(document.querySelectorAll('#pst-page-toc-nav a'))
+      .map(a => a.innerText.trim()),
+  math: document.querySelectorAll('.math').length,
+  typeset: document.querySelectorAll('.math mjx-container').length,
+  mathErrors: document.querySelectorAll('mjx-merror').length,
+  rawMath: Array.from(document.querySelectorAll('article p, article li'))
+      .filter(e => /\\$[^$\\s][^$]*\\$|\\\\\\(|\\\\\\[/.test(e.innerText)).map(e => e.innerText),
+  images: Array.from(document.querySelectorAll('article img')).map(i => ({
+      src: i.getAttribute('src'), alt: i.getAttribute('alt') || '',
+      loaded: i.complete && i.naturalWidth > 0})),
+  links: Array.from(document.querySelectorAll('a[href]')).map(a => [a.innerText.trim(), a.href]),
+  prev: document.querySelector('.prev-next-area a.left-prev')?.href || '',
+  next: document.querySelector('.prev-next-area a.right-next')?.href || '',
+  download: Array.from(document.querySelectorAll('a.btn-download-source-button'))
+      .map(a => a.href),
+  text: document.querySelector('article').innerText,
+  widgetNotes: document.querySelectorAll('.widget-note').length,
+  headings: Array.from(document.querySelectorAll('article h1, article h2, article h3, '
+      + 'article h4, article h5, article h6')).map(h => [Number(h.tagName[1]), h.innerText]),
+})"""
+
+
+WIDE_BLOCKS = """() => Array.from(document.querySelectorAll(
+    'article pre, article div.highlight, article .cell_output > *'))
+  .filter(e => e.scrollWidth > e.clientWidth)
+  .map(e => [e.closest('.cell')?.querySelector('pre')?.innerText.split('\\n')[0] || '',
+             e.scrollWidth, e.clientWidth])"""
+
+# A code block of ``n`` characters on one line, after the first code block of the page.
+ADD_LINE = """n => { const first = document.querySelector('div.cell_input div.highlight');
+  const copy = first.cloneNode(true); copy.classList.add('probe');
+  const pre = copy.querySelector('pre'); pre.textContent = 'W'.repeat(n);
+  first.after(copy); return pre.scrollWidth > pre.clientWidth; }"""
+
+
+def state_of(tab, path):
+    """What a reader finds on the page at ``path``; ``wide``: its code blocks and outputs
+    that scroll sideways at the tab's 1280 px ([first line, scrollWidth, clientWidth])."""
+    page = tab.open(path, MATH_DONE)
+    return {**page.evaluate(PAGE_STATE), "wide": page.evaluate(WIDE_BLOCKS)}
+
+
+def accessibility_problems(page, where, everything=False):
+    """axe-core's violations of impact "serious" or "critical" on the open page.
+
+    Code (Pygments' spans) and formulas (MathJax's) are most of a page's elements and most
+    of axe's time, and they are drawn the same way on every page: they are checked in full
+    on one page (``everything``) and elsewhere only for what depends on the page, whether
+    a code block that scrolls can be reached with the keyboard.
+    """
+    if not AXE.is_file():
+        skip_or_fail("node_modules/axe-core is missing: run `npm ci`")
+    page.add_script_tag(path=str(AXE))
+    results = page.evaluate("""async ([tags, everything]) => {
+      // Only violations are read: axe then skips collecting the elements that pass.
+      const rules = {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']};
+      if (everything) { return [await axe.run(document, rules)]; }
+      const lean = {include: [document], exclude: [['div.highlight'], ['mjx-container']]};
+      const scroll = {runOnly: {type: 'rule', values: ['scrollable-region-focusable']},
+                      resultTypes: ['violations']};
+      return [await axe.run(lean, rules), await axe.run(document, scroll)];  // one at a time
+    }""", [AXE_TAGS, everything])
+    return [f"{where}: {v['id']} ({v['impact']}): {v['help']}; {len(v['nodes'])} element(s), "
+            f"e.g. {[n['target'] for n in v['nodes'][:3]]}"
+            for result in results
+            for v in result["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def notation_rows(path):
+    """The words of the table in the notebook's cell tagged book.NOTATION_TAG (none without
+    one), as the page shows them: each table cell's text between its formulas (typeset,
+    they are not compared), without code and emphasis marks or link targets."""
+    cells = [c for c in book.read(path).cells if book.NOTATION_TAG in book.tags(c)]
+    words = []
+    for line in cells[0].source.splitlines() if cells else []:
+        if not line.startswith("|") or set(line) <= set("|-: "):
+            continue
+        text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", line.strip().strip("|"))
+        for part in re.split(r"\$[^$]*\$|\|", re.sub(r"[`*]", "", text)):
+            if part.split():
+                words.append(" ".join(part.split()))
+    return words
+
+
+def test_index_lists_the_chapter_in_order_with_solutions_and_slides(site, tab):
+    out, chapter_rels, solution_rels = site
+    state = state_of(tab, out / "index.html")
+    screenshot(tab.page, out.parent / "screenshot-index.png")
+    sidebar = [(group, local_target(href)) for group, _, href in state["sidebar"]]
+    chapter_pages = [t for g, t in sidebar if g == "Chapter"]
+    solution_pages = [t for g, t in sidebar if g == "Solutions"]
+    assert chapter_pages == [out / html_of(rel) for rel in chapter_rels], state["sidebar"]
+    assert solution_pages == [out / html_of(rel) for rel in solution_rels], state["sidebar"]
+    decks = [local_target(href) for _, href in state["links"] if "/slides/" in href]
+    # The lecture decks built (tools/lecture.py; tests/browser/test_browser_slides.py wants
+    # both), above the deck of each notebook.
+    lectures = [out / "slides" / f"{name}.html" for name in book.LECTURE_DECKS
+                if (out / "slides" / f"{name}.html").is_file()]
+    assert decks == lectures + [out / "slides" / pathlib.Path(html_of(rel)).name
+                                for rel in chapter_rels]
+    assert all(d.is_file() for d in decks)
+    notation = notation_rows(ROOT / chapter_rels[0])
+    # Sphinx's smart quotes curl the apostrophes: they are compared straight.
+    text = " ".join(tab.page.inner_text("main").replace("\u2019", "'").split())
+    assert [w for w in notation if w not in text] == [], "the notation table is not shown"
+    assert state["wide"] == [], state["wide"]
+    assert accessibility_problems(tab.page, "index.html") == []
+
+
+@pytest.mark.parametrize("kind", ["chapter", "solutions"])
+def test_every_page(site, tab, kind):
+    """Each page of the kind: outline, formulas, figures, links, buttons, no setup cell,
+    accessibility."""
+    out, chapter_rels, solution_rels = site
+    pub = colab.load_publication(ROOT / "pyproject.toml")
+    rels = chapter_rels if kind == "chapter" else solution_rels
+    order = [out / "index.html"] + [out / html_of(r) for r in chapter_rels + solution_rels]
+    problems = []  # accessibility, reported for all pages at once
+    for rel in rels:
+        page = out / html_of(rel)
+        state = state_of(tab, page)
+        where = html_of(rel)
+        if rel == chapter_rels[0] or (kind == "solutions" and rel == rels[0]):
+            screenshot(tab.page, out.parent / f"screenshot-{pathlib.Path(where).stem}.png")
+        # The outline of the page: its sections, down to Recap, Exercises and References.
+        if kind == "chapter":
+            assert state["outline"][-3:] == ["Recap", "Exercises", "References"], where
+        # Headings in order: one title, and no level skipped on the way down.
+        levels = [level for level, _ in state["headings"]]
+        assert levels[:1] == [1] and levels.count(1) == 1, (where, state["headings"])
+        skips = [h for (a, _), h in itertools.pairwise(state["headings"]) if h[0] > a + 1]
+        assert not skips, f"{where}: headings that skip a level: {skips}"
+        # Code and outputs fit the page (test_code_and_outputs_fit_the_page_at_1280).
+        assert state["wide"] == [], f"{where}: blocks that scroll sideways: {state['wide']}"
+        # Formulas: every one typeset, none left as raw TeX.
+        assert state["typeset"] == state["math"], f"{where}: untypeset formulas"
+        assert state["mathErrors"] == 0 and state["rawMath"] == [], (where, state["rawMath"])
+        # Figures load and say what they show; the Colab badge is a local image.
+        for image in state["images"]:
+            assert image["loaded"], f"{where}: image {image['src']} did not load"
+            assert image["alt"] and not image["alt"].endswith((".png", ".svg")), \
+                f"{where}: image {image['src']} without alt text (cell metadata mystnb.image.alt)"
+        badges = [i for i in state["images"] if i["alt"] == book.BADGE_ALT]
+        assert len(badges) == 1 and not badges[0]["src"].startswith("http"), where
+        # Every link to a file resolves; the navigation cell links the site's pages.
+        for text, href in state["links"]:
+            target = local_target(href)
+            assert target is None or target.exists(), f"{where}: link {text!r} to {href}"
+        colab_links = [h for _, h in state["links"] if h.startswith(book.COLAB_PREFIX)]
+        assert set(colab_links) == {pub.colab_url(rel)}, \
+            f"{where}: Colab links other than the launch button and badge: {colab_links}"
+        i = order.index(page)
+        assert local_target(state["prev"]) == order[i - 1], where
+        if i + 1 < len(order):
+            assert local_target(state["next"]) == order[i + 1], where
+        assert [local_target(h) for h in state["download"]] == [out / "_sources" / rel], where
+        assert book.read(out / "_sources" / rel) == book.read(ROOT / rel), \
+            f"{where}: the download button gives another notebook than {rel}"
+        # What only makes sense in a live notebook: no setup cell, a note for each widget.
+        assert "google.colab" not in state["text"], f"{where}: the Colab setup cell shows"
+        assert "interactive(children=" not in state["text"], f"{where}: a raw widget"
+        widgets = sum(book.WIDGET_MIME in o.get("data", {}) for c in book.read(ROOT / rel).cells
+                      for o in c.get("outputs", []))
+        assert state["widgetNotes"] == widgets, where
+        if kind == "chapter":
+            deck = out / "slides" / pathlib.Path(where).name
+            assert any(local_target(h) == deck for _, h in state["links"]), \
+                f"{where}: no link to its slides"
+        problems += accessibility_problems(tab.page, where, everything=rel == chapter_rels[0])
+    assert not problems, "\n".join(problems)
+
+
+def test_teaching_plan_page(site, tab):
+    """The teaching plan (course/plan.py): in the sidebar, a row and a section per notebook
+    linking its page, every local link resolving, headings in order, accessible."""
+    out, chapter_rels, solution_rels = site
+    page = out / f"{chapter.PLAN_PAGE}.html"
+    state = state_of(tab, page)
+    screenshot(tab.page, out.parent / "screenshot-teaching-plan.png")
+    assert [(g, local_target(h)) for g, _, h in state["sidebar"] if g == "Teaching"] == [
+        ("Teaching", page)], state["sidebar"]
+    # The first table: one row per notebook, then the totals.
+    rows = tab.page.eval_on_selector(
+        "article table", "t => Array.from(t.querySelectorAll('tbody tr'))"
+                         ".map(r => r.querySelector('a')?.href || r.innerText)")
+    assert [local_target(h) for h in rows[:-1]] == [out / html_of(r) for r in chapter_rels]
+    assert rows[-1].startswith(f"All {len(chapter_rels)} notebooks"), rows[-1]
+    titles = [book.title_of(book.read(ROOT / rel)) for rel in chapter_rels]
+    straight = str.maketrans("“”‘’", "\"\"''")  # Sphinx's smart quotes
+    course = plan.course_headings(plan.chapter_facts().plan)
+    assert [h.translate(straight) for level, h in state["headings"] if level == 2] == [
+        *course, "Grading the homework", *titles]
+    # The figure of which notebook builds on which, with its alt text; the quiz's answers
+    # folded until the instructor opens them.
+    (figure,) = tab.page.eval_on_selector_all(
+        "article img", "is => is.map(i => [i.alt, i.naturalWidth])")
+    assert figure[0].startswith("Which notebook builds on which") and figure[1] > 0, figure
+    assert tab.page.eval_on_selector_all("article details", "ds => ds.map(d => d.open)") == [
+        False] * len(plan.load_course().quiz)
+    levels = [level for level, _ in state["headings"]]
+    assert levels[:1] == [1] and all(b <= a + 1 for a, b in itertools.pairwise(levels))
+    targets = {local_target(h) for _, h in state["links"]}
+    assert {out / html_of(r) for r in chapter_rels + solution_rels} <= targets
+    for text, href in state["links"]:
+        target = local_target(href)
+        assert target is None or target.exists(), f"link {text!r} to {href}"
+    assert "make grade SUBMISSIONS=DIR BOOK=1" in state["text"]
+    assert state["typeset"] == state["math"] and state["rawMath"] == [], state["rawMath"]
+    assert state["wide"] == [], state["wide"]
+    assert accessibility_problems(tab.page, page.name) == []
+
+
+def test_pages_link_each_other_not_colab(site, tab):
+    """The navigation cell's Previous/Next: the site's pages (Colab's only on Colab)."""
+    out, chapter_rels, _ = site
+    state = state_of(tab, out / html_of(chapter_rels[0]))
+    nav = [(t, local_target(h)) for t, h in state["links"] if t == book.title_of(
+        book.read(ROOT / chapter_rels[1]))]
+    assert (nav[-1][1] if nav else None) == out / html_of(chapter_rels[1]), nav
+    # The notebook's "(in Colab)" links and relative .ipynb links are not on the page.
+    assert not [t for t, _ in state["links"] if t == colab.COLAB_LINK_TEXT], state["links"]
+    assert "(in Colab)" not in state["text"]
+    assert not [h for _, h in state["links"] if h.startswith("file:") and h.endswith(".ipynb")
+                and "/_sources/" not in h], state["links"]
+
+
+def test_search_works_from_file_urls(site, tab):
+    out, chapter_rels, _ = site
+    page = tab.open(str((out / "search.html").as_uri()) + "?q=softmax",
+                    "document.querySelectorAll('#search-results li').length > 0")
+    screenshot(page, out.parent / "screenshot-search.png")
+    found = page.eval_on_selector_all("#search-results li a", "as => as.map(a => a.href)")
+    assert any(local_target(h) in {out / html_of(r) for r in chapter_rels} for h in found), found
+    assert accessibility_problems(page, "search.html") == []
+
+
+# --- the menus, at a phone's width and a laptop's ----------------------------------------------
+
+SIDEBARS = """() => {
+  const shown = e => { if (!e) { return false; }
+    const r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1 || r.right <= 0 || r.left >= innerWidth) { return false; }
+    const hit = document.elementFromPoint(Math.min(r.left + r.width / 2, innerWidth - 1),
+                                          Math.min(r.top + 10, innerHeight - 1));
+    return !!hit && (e.contains(hit) || hit.contains(e)); };
+  const current = Array.from(document.querySelectorAll('.bd-docs-nav a.current'))
+  return {navigation: current.length > 0 && current.every(shown),
+          outline: shown(document.querySelector('#pst-page-toc-nav a')),
+          primaryDialog: !!document.querySelector('#pst-primary-sidebar-modal')?.open,
+          secondaryDialog: !!document.querySelector('#pst-secondary-sidebar-modal')?.open};
+}"""
+
+
+def visible_button(page, selector):
+    buttons = page.locator(f"{selector}:visible")
+    assert buttons.count() == 1, f"{buttons.count()} visible {selector} buttons"
+    return buttons.first
+
+
+def test_menu_buttons_open_the_navigation_on_a_phone(site, browser):
+    """At 390x844 the sidebar and the outline are hidden; the visible ≡ button opens the
+    chapter's navigation (the current page's link can be clicked) and "On this page" opens
+    the outline."""
+    out, chapter_rels, _ = site
+    t = Tab(browser)
+    try:
+        t.page.set_viewport_size({"width": 390, "height": 844})
+        page = t.open(out / html_of(chapter_rels[0]), MATH_DONE)
+        assert page.evaluate(SIDEBARS) == {"navigation": False, "outline": False,
+                                           "primaryDialog": False, "secondaryDialog": False}
+        visible_button(page, ".primary-toggle").click()
+        page.wait_for_function(f"({SIDEBARS})().navigation", timeout=5000)
+        screenshot(page, out.parent / "screenshot-phone-navigation.png")
+        page.keyboard.press("Escape")
+        page.wait_for_function(f"!({SIDEBARS})().primaryDialog", timeout=5000)
+        visible_button(page, ".secondary-toggle").click()
+        page.wait_for_function(f"({SIDEBARS})().outline", timeout=5000)
+        screenshot(page, out.parent / "screenshot-phone-outline.png")
+        assert t.errors == [] and t.remote() == [] and t.failed == []
+    finally:
+        t.close()
+
+
+def test_menu_button_hides_and_shows_the_sidebar_on_a_laptop(site, tab):
+    """At 1280 the navigation is shown beside the text; ≡ hides it and shows it again."""
+    out, chapter_rels, _ = site
+    page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
+    state = page.evaluate(SIDEBARS)
+    assert state["navigation"] and state["outline"], state
+    button = visible_button(page, ".primary-toggle")
+    button.click()
+    page.wait_for_function(f"!({SIDEBARS})().navigation", timeout=5000)
+    assert not page.evaluate(SIDEBARS)["primaryDialog"]
+    button.click()
+    page.wait_for_function(f"({SIDEBARS})().navigation", timeout=5000)
+
+
+# --- code and output fit the page -----------------------------------------------------------
+
+# Every block of code or printed output (and anything else in an output) that is wider than
+# its box: it scrolls sideways, or spills out of the text column.
+def test_code_and_outputs_fit_the_page_at_1280(site, tab):
+    """At 1280x900 no code block or output of any page scrolls sideways: the notebooks
+    keep to 79 characters a line (tests/notebooks/hygiene.py, ruff) and the page holds them.
+    Every page's visit asserts it (``state_of``'s ``wide``: the index, each chapter and
+    solutions page, the teaching plan); here, that the measure can fail."""
+    import hygiene
+
+    out, chapter_rels, _ = site
+    page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
+    # A line one wider than the notebooks may hold (but not much wider) fits too, and a
+    # line of 100 does not.
+    limit = hygiene.MAX_LINE
+    assert page.evaluate(ADD_LINE, limit) is False, f"a {limit}-character line scrolls"
+    assert page.evaluate(ADD_LINE, limit + 1) is False
+    assert page.evaluate(ADD_LINE, 100) is True
+    assert page.evaluate(WIDE_BLOCKS) != []
+    page.evaluate("document.querySelectorAll('.probe').forEach(e => e.remove())")
+    assert page.evaluate(WIDE_BLOCKS) == []
+    screenshot(page, out.parent / "screenshot-code-1280.png")
+
+
+SLIDE_WITH_FORMULA = """() => {
+  const tops = Array.from(document.querySelectorAll('.reveal .slides > section'));
+  for (let h = 0; h < tops.length; h++) {
+    const inner = tops[h].querySelectorAll(':scope > section');
+    const list = inner.length ? Array.from(inner) : [tops[h]];
+    for (let v = 0; v < list.length; v++) {
+      if (list[v].querySelector('.MathJax_CHTML')) { return '#/' + h + '/' + v; }
+    }
+  }
+  return '';
+}"""
+
+
+def deck_problems(page, out, name):
+    """What is wrong with the open deck ``name`` of the site in ``out``: too few slides,
+    figures that did not load or have no alt text, links to missing files, no link to the
+    site (tests/browser/test_browser_slides.py checks every deck with it)."""
+    problems = []
+    if page.evaluate("document.querySelectorAll('.reveal .slides section').length") <= 1:
+        problems.append(f"{name}: one slide or none")
+    images = page.eval_on_selector_all(
+        "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
+               "i.naturalWidth > 0, i.getAttribute('alt')])")
+    problems += [f"{name}: image {src} did not load" for src, ok, _ in images if not ok]
+    problems += [f"{name}: image {src} has no alt text" for src, _, alt in images if not alt]
+    links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    targets = {local_target(h) for h in links}
+    problems += [f"{name}: link to missing {h}" for h in links
+                 if local_target(h) is not None and not local_target(h).exists()]
+    if out / "index.html" not in targets:
+        problems.append(f"{name}: no link to the site")
+    return problems
+
+
+def test_the_first_deck_shows_its_formulas(site, tab):
+    """The first deck, offline: its figures and links (as every deck's, in
+    tests/browser/test_browser_slides.py), and a slide whose formula MathJax shows."""
+    out, chapter_rels, _ = site
+    deck = out / "slides" / pathlib.Path(html_of(chapter_rels[0])).name
+    name = deck.name
+    page = tab.open(deck, "document.querySelector('.reveal.ready') && window.MathJax && "
+                          "MathJax.Hub && MathJax.Hub.queue.pending === 0")
+    assert deck_problems(page, out, name) == []
+    assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
+    slide = page.evaluate(SLIDE_WITH_FORMULA)
+    assert slide, f"{name}: no slide holds a typeset formula"
+    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
+    page.evaluate(f"location.hash = '{slide}'")
+    page.wait_for_timeout(1500)  # the slide transition
+    visible = page.evaluate(
+        "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
+        ".filter(e => e.getBoundingClientRect().width > 0).length")
+    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-formula.png")
+    assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
+
+
+# Every slide of a deck, as [h, v] for Reveal.slide.
+SLIDE_INDICES = """() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s);
+  return [i.h, i.v || 0]; })"""
+# The deck's script marks a slide with data-zoom once it has fitted it (on "ready" for the
+# first slide, on "slidechanged" for the others).
+GO_TO_SLIDE = """([h, v]) => {
+  const i = Reveal.getIndices();
+  if (i.h === h && (i.v || 0) === v) { return; }
+  document.querySelectorAll('section[data-zoom]').forEach(s => s.removeAttribute('data-zoom'));
+  Reveal.slide(h, v);
+}"""
+SLIDE_SETTLED = ("Reveal.getCurrentSlide().hasAttribute('data-zoom') && "
+                 "MathJax.Hub.queue.pending === 0")
+# What of the current slide lies outside the window or scrolls sideways; how much the deck's
+# script shrank it to fit (data-zoom); how its outputs wrap.
+SLIDE_FIT = """() => {
+  const s = Reveal.getCurrentSlide();
+  const name = e => (e.innerText || e.alt || e.tagName).trim().split('\\n')[0].slice(0, 60);
+  const outside = [], sideways = [];
+  const parts = 'p, li, pre, img, table, h1, h2, h3, h4, .MathJax_Display, .MathJax_CHTML';
+  for (const e of s.querySelectorAll(parts)) {
+    if (e.closest('aside.notes')) { continue; }
+    const r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) { continue; }
+    if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
+      outside.push([name(e), Math.round(r.left), Math.round(r.top), Math.round(r.right),
+                    Math.round(r.bottom)]);
+    }
+  }
+  for (const e of s.querySelectorAll('pre, .jp-OutputArea-output, .jp-InputArea-editor, '
+                                     + '.MathJax_Display')) {
+    if (e.scrollWidth > e.clientWidth + 1) {
+      sideways.push([name(e), e.scrollWidth, e.clientWidth]);
+    }
+  }
+  const wrapping = Array.from(s.querySelectorAll('.jp-OutputArea-output pre, .jp-InputArea pre'))
+    .map(e => getComputedStyle(e).whiteSpace).filter(w => w !== 'pre');
+  // Measured with its formulas laid out: each TeX source has its typeset formula beside it.
+  const shown = e => !e.closest('aside.notes');
+  const untypeset = Array.from(s.querySelectorAll('script[type^="math/tex"]')).filter(shown)
+    .length - Array.from(s.querySelectorAll('.MathJax_CHTML')).filter(shown)
+    .filter(e => e.getBoundingClientRect().width > 0).length;
+  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping, untypeset,
+          title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
+}"""
+
+
+def test_offline_check_catches_a_remote_request(site, tab):
+    """The request log sees a page that loads something remote (the check can fail)."""
+    page = site[0].parent / "remote.html"
+    page.write_text('<img src="https://example.org/x.png"><script>fetch("//cdn.example.org/y.js")'
+                    '.catch(() => 0)</script>')
+    tab.open(page)
+    tab.page.wait_for_timeout(300)
+    assert re.search(r"example\.org/x\.png", " ".join(tab.remote()))
+    tab.requests.clear()

@@ -1,0 +1,87 @@
+"""Notebook 09's exercises, every variant: what test_exercises_declared.py cannot say.
+
+Exercise 1 reads the shipped trained model and is the same for everyone (open-book, its
+answers asserted by notebooks/solutions/09_solutions.ipynb). Exercise 2 has variants
+(d2lutil.exercises.variants): another number of heads and another head, the width
+staying 64. For every variant the right answers, read off a bare ``MultiHeadAttention``
+as the solutions notebook reads them (the input columns of ``W_o`` that a head switched
+off leaves at zero, and the entries of its block of ``W_o``), pass, and the book's fail.
+"""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+
+import d2lutil
+from d2lutil.exercises.nb09 import ex1, ex2
+
+
+def test_ex1_is_open_book_and_has_no_variants():
+    assert ex1.variants is None
+    assert sorted(ex1.open_book) == list(range(len(ex1.parts)))
+    assert ex2.variants is not None and not ex2.open_book
+
+
+def read_off(num_hiddens, num_heads, head):
+    """(first column of ``head``'s slice, entries of its block of W_o), measured."""
+    state = torch.get_rng_state()
+    torch.manual_seed(0)
+    attention = d2lutil.MultiHeadAttention(num_hiddens, num_heads, query_size=num_hiddens,
+                                           key_size=num_hiddens, value_size=num_hiddens)
+    X = torch.randn(1, 5, num_hiddens)
+    torch.set_rng_state(state)
+    seen = {}
+    attention.W_o.register_forward_pre_hook(lambda module, inputs: seen.update(X=inputs[0]))
+    head_mask = torch.ones(num_heads).index_fill(0, torch.tensor([head]), 0.0)
+    with torch.no_grad():
+        attention(X, X, X, head_mask=head_mask)
+    zero = (seen["X"] == 0).all(dim=1)[0]  # the columns the head fills
+    columns = zero.nonzero()[:, 0]
+    assert columns.tolist() == list(range(columns.min(), columns.max() + 1))
+    block = attention.W_o.weight.reshape(num_hiddens, num_heads, -1)[:, head]
+    return columns.min().item(), block.numel()
+
+
+@pytest.mark.parametrize("i", range(len(ex2.variants)))
+def test_ex2_every_variant(i):
+    values = ex2.variants[i]
+    first, entries = read_off(64, values["num_heads"], values["head"])
+    exercise = ex2.for_variant(i)
+    assert exercise.check(first, entries)
+    if i:  # the book's answers fail on both parts
+        for index, book in enumerate((32, 1024)):
+            result = exercise.check_part(index, book)
+            assert not result.correct and result.points == 0, result
+
+
+@pytest.mark.parametrize("i", range(len(ex2.variants)))
+def test_ex2_every_variants_mistakes_get_their_messages(i):
+    exercise = ex2.for_variant(i)
+    for index, (_, checker) in enumerate(exercise.parts):
+        right = checker.expected
+        assert checker.mistakes
+        for value, said in checker.mistakes:
+            assert value != right
+            result = exercise.check_part(index, value)
+            assert (result.message, result.points) == (f"not right yet: {said}", 0)
+            assert not re.search(rf"(?<![\d.,-]){right}(?![\d.])", said), said
+
+
+@pytest.mark.parametrize("i", range(len(ex2.variants)))
+def test_ex2_hints_name_the_head_not_the_answers(i):
+    values = ex2.variants[i]
+    parts, hints = ex2.built(i)
+    text = " ".join(hints)
+    assert f"head {values['head']}'s" in text and str(values["num_heads"]) in text
+    for _, checker in parts:
+        assert not re.search(rf"(?<![\d.]){checker.expected}(?![\d.])", text), (
+            checker.expected, text)
+
+
+def test_ex2_variants_differ_from_the_book_in_every_part():
+    book = [c.expected for _, c in ex2.built(0)[0]]
+    for i in range(1, len(ex2.variants)):
+        answers = [c.expected for _, c in ex2.built(i)[0]]
+        assert all(np.not_equal(answers, book)), (i, answers)
