@@ -1,6 +1,7 @@
 """Colab badges, Colab setup cells, slide metadata and navigation links.
 
-    python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook)
+    python tools/colab.py stamp [NOTEBOOK...]   # rewrite them (default: every notebook,
+                                                # and the README's contents and count)
     python tools/colab.py toc                   # the README's table of contents, with Colab links
 
 The repository address is ``[project.urls] Repository`` in pyproject.toml and
@@ -410,6 +411,24 @@ def toc_lines(root=ROOT, pub=None):
     return lines
 
 
+NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
+# The README's list of notebooks, and the sentence that counts them.
+CONTENTS_RE = re.compile(r"(## Contents\n\n)((?:\d+\. .*\n)+)")
+COUNT_RE = re.compile(r"\bas (\w+)(\s+)Jupyter notebooks")
+
+
+def readme_text(readme, root=ROOT, pub=None):
+    """``readme``, the README's text, with its contents (``toc_lines``) and its count of
+    notebooks ("as ten Jupyter notebooks") stamped from the chapter's notebooks."""
+    lines = toc_lines(root, pub)
+    if not (CONTENTS_RE.search(readme) and COUNT_RE.search(readme)):
+        raise book.NotebookError("README.md must have a numbered list under '## Contents' "
+                                 "and say 'as N Jupyter notebooks'")
+    count = NUMBER_WORDS[len(lines)] if len(lines) < len(NUMBER_WORDS) else str(len(lines))
+    readme = CONTENTS_RE.sub(lambda m: m[1] + "\n".join(lines) + "\n", readme, count=1)
+    return COUNT_RE.sub(lambda m: f"as {count}{m[2]}Jupyter notebooks", readme, count=1)
+
+
 def _targets(paths, root):
     if paths:
         return [pathlib.Path(p) for p in paths]
@@ -431,6 +450,12 @@ def cmd_stamp(paths, root=ROOT):
             print(f"stamped {rel}")
         else:
             assert nb == original
+    readme = pathlib.Path(root) / "README.md"
+    if not paths and readme.is_file():  # the whole chapter: its list in the README too
+        text = readme.read_text(encoding="utf-8")
+        if readme_text(text, root, pub) != text:
+            readme.write_text(readme_text(text, root, pub), encoding="utf-8")
+            print("stamped README.md")
     print(f"{changed} notebook(s) changed; re-execute changed ones with `make execute`.")
     return 0
 

@@ -3,10 +3,10 @@
 The first test adds notebook 11 to a copy of the repository (notebook 1 retitled as a lab,
 its solutions and ``d2lutil/exercises/nb11.py``, each a copy of notebook 1's) and checks that
 `tools/colab.py stamp`, the build (the teaching plan, the site and the slides, from the
-stored outputs) and the hygiene checks take it with no other file changed but the
-navigation cell the stamper writes into notebook 10. One list still names the notebooks:
-the README's contents and count, held to them by the test after it. Last, CONTRIBUTING.md's
-list of ``d2lutil``'s modules is held to the package.
+stored outputs) and the hygiene checks take it with no other file changed but what the
+stamper writes: the navigation cell of notebook 10 and the README's contents and count
+(the test after it holds the README to them). Last, CONTRIBUTING.md's list of
+``d2lutil``'s modules is held to the package.
 """
 
 import contextlib
@@ -26,7 +26,6 @@ import hygiene
 ROOT = book.ROOT
 # What the stamper, the build and the hygiene checks read of a repository.
 COPIED = ("notebooks", "d2lutil", "course/course.toml", "pyproject.toml", "README.md")
-NUMBER_WORDS = "zero one two three four five six seven eight nine ten eleven twelve".split()
 NEW = ("notebooks/11_a_demo_lab.ipynb", "notebooks/solutions/11_solutions.ipynb",
        "d2lutil/exercises/nb11.py")
 
@@ -54,18 +53,8 @@ def copy_as_11(root, source, target, change_cell=lambda cell: None, facts=None):
     nbformat.write(nb, root / target)
 
 
-def readme_problems(root):
-    """How the README's contents and count of notebooks differ from the notebooks'."""
-    readme = (root / "README.md").read_text(encoding="utf-8")
-    contents = readme.split("## Contents", 1)[1].split("\n## ", 1)[0]
-    listed, wanted = re.findall(r"(?m)^\d+\. \[.*$", contents), colab.toc_lines(root)
-    problems = [] if listed == wanted else [
-        "README.md's contents are not the notebooks': paste the output of `python "
-        "tools/colab.py toc`"]
-    count = re.search(r"as (\w+)\s+Jupyter notebooks", readme).group(1)
-    if count != NUMBER_WORDS[len(wanted)]:
-        problems.append(f"README.md says {count} Jupyter notebooks; there are {len(wanted)}")
-    return problems
+def readme_of(root):
+    return (root / "README.md").read_text(encoding="utf-8")
 
 
 def test_a_new_notebook_needs_no_other_file(tmp_path):
@@ -102,7 +91,8 @@ def test_a_new_notebook_needs_no_other_file(tmp_path):
         assert chapter.cmd_build(out, execute_notebooks=False, root=root) == 0
 
     after = snapshot(root)
-    assert sorted(p for p in after if before.get(p) != after[p]) == sorted([*NEW, ten])
+    assert sorted(p for p in after if before.get(p) != after[p]) == sorted(
+        [*NEW, ten, "README.md"])
     assert book.read(root / ten).cells[:-1] == ten_cells, "notebook 10 changed beyond its nav"
     page = (out / "teaching_plan.html").read_text(encoding="utf-8")
     assert "A Demo Lab" in page and "A demo lab." in page and (out / "slides").is_dir()
@@ -112,15 +102,18 @@ def test_a_new_notebook_needs_no_other_file(tmp_path):
                                  chapter="solutions" not in rel) == []
     assert hygiene.check_chapter_notation(notebooks) == []
     assert hygiene.check_chapter_live_tags(notebooks) == []
-    # What still names the notebooks: the README, refreshed by hand (test_readme_...).
-    assert readme_problems(root) == [
-        "README.md's contents are not the notebooks': paste the output of `python "
-        "tools/colab.py toc`", "README.md says ten Jupyter notebooks; there are 11"]
+    # The README, stamped: notebook 11 listed last, and eleven notebooks counted
+    readme = readme_of(root)
+    assert "11. [A Demo Lab](notebooks/11_a_demo_lab.ipynb)" in readme
+    assert re.search(r"as eleven\s+Jupyter notebooks", readme)
 
 
 def test_readme_lists_every_notebook_with_its_colab_link():
-    """The README's contents are `tools/colab.py toc`, in order; it counts the notebooks."""
-    assert readme_problems(ROOT) == []
+    """The README's contents are `tools/colab.py toc`, in order, and it counts the
+    notebooks: `tools/colab.py stamp` leaves it as it is."""
+    readme = readme_of(ROOT)
+    assert colab.readme_text(readme) == readme, "run `python tools/colab.py stamp`"
+    assert colab.toc_lines(ROOT)[-1] in readme and "as ten\nJupyter notebooks" in readme
 
 
 def test_contributing_lists_every_d2lutil_module():
