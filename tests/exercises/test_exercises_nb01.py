@@ -3,13 +3,13 @@
 Every variant of every exercise (issue 35): the right answers, computed here by another
 route than d2lutil.exercises.nb01's formulas (least squares on samples, as
 notebooks/solutions/01_solutions.ipynb does, the population least squares of the
-covariances, torch's softmax), pass that variant's check; the book's answers fail every
-student's variant on the parts that vary; each variant's typical mistakes get their own
-message; and neither a hint nor a message of a student's variant states its answer.
+covariances, torch's softmax), are ``ANSWERS``: tests/exercises/test_exercise_variants.py
+checks that they pass that variant's check and that the book's fail every student's
+variant on the parts that vary, and that each variant's typical mistakes get their own
+message. Here: the variants themselves, and the values a student's variant shows.
 Exercise 1's best split is checked in every accepted form.
 """
 
-import functools
 import json
 import math
 
@@ -20,16 +20,6 @@ import torch
 from d2lutil import tasks
 from d2lutil.exercises import variants
 from d2lutil.exercises.nb01 import ex1, ex2, ex3
-
-EXERCISES = {"ex1": ex1, "ex2": ex2, "ex3": ex3}
-VARIANTS = [(name, i) for name, ex in EXERCISES.items() for i in range(len(ex.variants))]
-STUDENTS = [(name, i) for name, i in VARIANTS if i > 0]
-
-
-def varied(exercise):
-    """The indices of the parts that vary (all but the open-book ones)."""
-    return [j for j in range(len(exercise.parts)) if j not in exercise.open_book]
-
 
 # --- the right answers, by another route -------------------------------------------------
 
@@ -76,13 +66,7 @@ def ex3_answers(d, q, k1):
     return [weights, rse]
 
 
-ANSWERS = {"ex1": ex1_answers, "ex2": ex2_answers, "ex3": ex3_answers}
-
-
-@functools.cache
-def answers(name, i):
-    """Variant ``i``'s right answers to exercise ``name``, computed once."""
-    return ANSWERS[name](**EXERCISES[name].variants[i])
+ANSWERS = {ex1: ex1_answers, ex2: ex2_answers, ex3: ex3_answers}  # see test_exercise_variants.py
 
 
 # --- the variants ------------------------------------------------------------------------
@@ -91,37 +75,11 @@ def test_the_variants_are_json_and_the_book_comes_first():
     assert ex1.variants[0] == {"sigma": 2}
     assert ex2.variants[0] == {"k": 3}
     assert ex3.variants[0] == {"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 1]}
-    for exercise in EXERCISES.values():
+    for exercise in ANSWERS:
         assert json.loads(json.dumps(exercise.variants)) == exercise.variants
         assert 4 <= len(exercise.variants) <= 6
     for values in ex3.variants:
         assert len(values["q"]) == len(values["k1"]) == values["d"]
-
-
-@pytest.mark.parametrize("name, i", VARIANTS)
-def test_the_right_answers_pass_every_variant(name, i):
-    verdict = EXERCISES[name].for_variant(i).check(*answers(name, i))
-    assert verdict, verdict.message
-
-
-@pytest.mark.parametrize("name, i", STUDENTS)
-def test_the_books_answers_fail_every_students_variant(name, i):
-    exercise = EXERCISES[name].for_variant(i)
-    book = answers(name, 0)
-    for j in varied(EXERCISES[name]):
-        result = exercise.check_part(j, book[j])
-        assert not result, (name, i, j, result.message)
-    for j in EXERCISES[name].open_book:  # the same for everyone
-        assert exercise.check_part(j, book[j])
-
-
-@pytest.mark.parametrize("name, i", VARIANTS)
-def test_each_variants_mistakes_get_their_messages(name, i):
-    exercise = EXERCISES[name].for_variant(i)
-    for j, (_, checker) in enumerate(exercise.parts):
-        for value, message in checker.mistakes:
-            result = exercise.check_part(j, value)
-            assert not result and message in result.message, (name, i, j, value)
 
 
 def test_ex1_students_variants_put_the_larger_variance_on_v1():
