@@ -1,11 +1,7 @@
-"""pytest's root conftest: nbval compares a cell's numbers within the tolerance the cell
-states in its metadata (tests/notebooks/nbval_tolerance.py, applied by
-tests/notebooks/colab_check.py too); every other cell exactly. The browser tests' fixtures:
-tests/browser/browsing.py (through tests/browser/conftest.py)."""
+"""pytest's root conftest: the order in which `make test`'s two workers take the files.
+The browser tests' fixtures: tests/browser/browsing.py (through tests/browser/conftest.py)."""
 
 import book
-
-pytest_plugins = ["nbval_tolerance"]
 
 # `make test`'s two workers (pytest-xdist, `--dist loadfile --no-loadscope-reorder`) take
 # the files whole, in the order collected. The longest go first, the rest after them in

@@ -117,7 +117,9 @@ class LetterSoundAligner:
 
     def align(self, words, pronunciations):
         """The most probable alignment of each word: a list of (letters, phonemes)
-        chunks, or None when no alignment of the known chunks spells the word."""
+        chunks, or None when no alignment of the known chunks spells the word. Tied
+        alignments (the same chunks in another order) are told apart by ``CHUNK_KINDS``'
+        order, from the last chunk back, never by round-off: "kk" spoken K is k:K k:-."""
         pairs = _check_pairs(zip(words, pronunciations, strict=True))
         phoneme_ids = {}
         grid = _Grid(pairs, phoneme_ids)
@@ -138,8 +140,13 @@ class LetterSoundAligner:
         for i in range(1, best.shape[1]):
             candidates = np.stack([_row_before(best, i, a, b) * scores[k][:, i]
                                    for k, (a, b) in enumerate(CHUNK_KINDS)])
-            choice[:, i] = candidates.argmax(axis=0)
             best[:, i] = candidates.max(axis=0)
+            # Two alignments of the same chunks in another order (k:K k:- and k:- k:K
+            # for the kk of "dekker") tie; which product rounds larger depends on the
+            # probabilities' last bits, which another NumPy version fits differently. Of
+            # the kinds within a relative 1e-9 of the best, take the first (the first k
+            # speaks); the smallest gap between alignments that do not tie is far larger.
+            choice[:, i] = (candidates >= best[:, i] * (1 - 1e-9)).argmax(axis=0)
         alignments = []
         for n, (word, phonemes) in enumerate(pairs):
             i, j = len(word), len(phonemes)

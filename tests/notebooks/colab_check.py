@@ -14,8 +14,8 @@
 4. Executes copies of the notebooks in that venv's kernel and prints, per notebook, the
    failing cell and its error, and the cells whose text output differs from the stored one
    (outputs should not depend on the torch version), after the masks of
-   tests/notebooks/nbval_sanitize.cfg, as nbval applies them, and beyond the tolerance a
-   cell states (tests/notebooks/nbval_tolerance.py). Exit status 1 when anything failed.
+   tests/notebooks/nbval_sanitize.cfg, as nbval applies them. Exit status 1 when anything
+   failed.
 """
 
 import argparse
@@ -33,8 +33,6 @@ import sys
 import tempfile
 import time
 import types
-
-import nbval_tolerance
 
 TOOLS = str(pathlib.Path(__file__).resolve().parents[2] / "tools")
 if TOOLS not in sys.path:  # run as a script: tools/book.py and colab.py by name, as in tests
@@ -105,13 +103,6 @@ def texts(cell, masks):
     return text
 
 
-def same(stored, new, cell):
-    """Whether a new text reads as the stored one: exactly, or within the tolerance the cell
-    states (tests/notebooks/nbval_tolerance.py, as nbval compares it in make test)."""
-    stated = nbval_tolerance.tolerance(cell.metadata, "cell")
-    return stored == new or (stated is not None and nbval_tolerance.close(stored, new, *stated))
-
-
 def recorded_setup_cell(source, in_colab, monkeypatch):
     """Execute a setup cell's code, in Colab (``in_colab``: google.colab faked) or not, with
     a recorder in place of subprocess.run (through pytest's ``monkeypatch``, which undoes
@@ -176,7 +167,7 @@ def check_notebook(path, work, masks):
     for i, (old, new) in enumerate(zip(stored.cells, nb.cells, strict=True)):
         if old.cell_type == "code" and not book.is_ignored(old):
             before, after = texts(old, masks), texts(new, masks)
-            if not same(before, after, old):
+            if before != after:
                 diffs.append((i, before, after))
     if not diffs:
         return []
