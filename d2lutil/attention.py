@@ -245,6 +245,15 @@ def _check_width(name, tensor, projection):
         )
 
 
+def _check_call(module, args, kwargs):
+    """Forward pre-hook of ``MultiHeadAttention``: ``_check_inputs`` on a call's arguments.
+    A call that lacks queries, keys or values is left to ``forward``'s own TypeError."""
+    given = dict(zip(("queries", "keys", "values", "valid_lens"), args), **kwargs)
+    if all(name in given for name in ("queries", "keys", "values")):
+        module._check_inputs(*(given.get(name) for name in (
+            "queries", "keys", "values", "valid_lens", "head_mask", "cache")))
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with the heads folded into the batch axis.
 
@@ -320,24 +329,76 @@ class MultiHeadAttention(nn.Module):
         self.W_v = _projection(value_size, num_kv_heads * self.head_size, bias)
         self.W_o = _projection(num_hiddens, num_hiddens, bias)
         self.attention_weights = None
+        # Every call's arguments are checked before forward runs (or a cache grows).
+        self.register_forward_pre_hook(_check_call, with_kwargs=True)
 
-    def transpose_qkv(self, X, num_heads=None):
-        """Split the heads off and fold them into the batch axis.
+    # From here to the end of transpose_output: notebook 3's cells tagged "save", the
+    # same text (tests/notebooks/test_saved_cells.py), docstrings aside.
 
-        (batch_size, length, num_heads * head_size) -> (batch_size * num_heads, length,
-        head_size), with head_size = num_hiddens / num_heads. ``num_heads`` defaults to
-        ``self.num_heads``; pass ``self.num_kv_heads`` for projected keys and values.
+    def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None,
+                cache=None):
+        """Notebook 3's steps; the lines marked notebook 6 and 7 do nothing unless a
+        head mask, a cache or shared key/value heads are asked for (see the class).
+
+        queries: (batch_size, num_queries, query_size); keys, values: (batch_size,
+        num_keys, key_size / value_size); returns (batch_size, num_queries, num_hiddens).
+        Every argument is checked before this runs (``_check_call``).
         """
-        if num_heads is None:
-            num_heads = self.num_heads
-        batch_size, length, width = X.shape
-        head_size = width // num_heads
-        # (batch_size, length, num_heads, head_size)
-        X = X.reshape(batch_size, length, num_heads, head_size)
-        # (batch_size, num_heads, length, head_size)
+        # Each: (batch_size * num_heads, length, num_hiddens / num_heads)
+        queries = self.transpose_qkv(self.W_q(queries))
+        keys = self.transpose_qkv(self.W_k(keys))
+        values = self.transpose_qkv(self.W_v(values))
+        if cache is not None or len(keys) < len(queries):  # notebook 7
+            keys, values = self.share_keys_and_values(keys, values, cache)
+        # (batch_size * num_heads, num_queries, num_hiddens / num_heads)
+        output = self.attend_folded(queries, keys, values, valid_lens)
+        if head_mask is not None:  # notebook 6
+            output = self.scale_heads(output, head_mask)
+        # (batch_size, num_queries, num_hiddens)
+        return self.W_o(self.transpose_output(output))
+
+    def transpose_qkv(self, X):
+        """Split the heads off and fold them into the batch axis: (batch_size, length,
+        width) -> (batch_size * width / head_size, length, head_size). The number of heads
+        comes from the width, so keys and values of num_kv_heads heads fold too."""
+        # (batch_size, length, num_heads, num_hiddens / num_heads)
+        X = X.reshape(X.shape[0], X.shape[1], X.shape[2] // self.head_size,
+                      self.head_size)
+        # (batch_size, num_heads, length, num_hiddens / num_heads)
         X = X.permute(0, 2, 1, 3)
-        # (batch_size * num_heads, length, head_size)
-        return X.reshape(batch_size * num_heads, length, head_size)
+        # (batch_size * num_heads, length, num_hiddens / num_heads)
+        return X.reshape(X.shape[0] * X.shape[1], X.shape[2], X.shape[3])
+
+    def transpose_output(self, X):
+        """Undo ``transpose_qkv``: (batch_size * num_heads, length, head_size) ->
+        (batch_size, length, num_hiddens)."""
+        # (batch_size, num_heads, length, num_hiddens / num_heads)
+        X = X.reshape(X.shape[0] // self.num_heads, self.num_heads, X.shape[1],
+                      X.shape[2])
+        # (batch_size, length, num_heads, num_hiddens / num_heads)
+        X = X.permute(0, 2, 1, 3)
+        # (batch_size, length, num_hiddens)
+        return X.reshape(X.shape[0], X.shape[1], X.shape[2] * X.shape[3])
+
+    # The library's own steps: notebook 3's class attends with the book's
+    # DotProductAttention; this one views the folded heads as an axis of their own.
+
+    def attend_folded(self, queries, keys, values, valid_lens):
+        """``attend`` on heads folded as (batch_size * num_heads, length, head_size)."""
+        # Each: (batch_size, num_heads, length, head_size), a view of the folded heads
+        queries, keys, values = (X.reshape(len(X) // self.num_heads, self.num_heads,
+                                           *X.shape[1:]) for X in (queries, keys, values))
+        output = self.attend(queries, keys, values, valid_lens)
+        # (batch_size * num_heads, num_queries, head_size)
+        return output.reshape(len(output) * self.num_heads, *output.shape[2:])
+
+    def share_keys_and_values(self, keys, values, cache=None):
+        """Notebook 7: append this call's keys and values to ``cache`` (if given), then
+        give each query head those of its group. Folded in, (batch_size * num_kv_heads,
+        length, head_size); folded out, (batch_size * num_heads, all length, head_size)."""
+        if cache is not None:
+            keys, values = self._extend_cache(cache, keys, values)
+        return self.repeat_kv(keys), self.repeat_kv(values)
 
     def repeat_kv(self, X):
         """Give each query head the keys (or values) of its group (notebook 7).
@@ -358,53 +419,6 @@ class MultiHeadAttention(nn.Module):
         # (batch_size, num_heads, length, head_size), then folded
         X = torch.repeat_interleave(X, group_size, dim=1)
         return X.reshape(rows * group_size, length, head_size)
-
-    def transpose_output(self, X):
-        """Undo ``transpose_qkv``.
-
-        (batch_size * num_heads, length, head_size) -> (batch_size, length, num_hiddens).
-        """
-        _, length, head_size = X.shape
-        # (batch_size, num_heads, length, head_size)
-        X = X.reshape(-1, self.num_heads, length, head_size)
-        # (batch_size, length, num_heads, head_size)
-        X = X.permute(0, 2, 1, 3)
-        return X.reshape(X.shape[0], length, -1)
-
-    def forward(self, queries, keys, values, valid_lens=None, *, head_mask=None, cache=None):
-        """Notebook 3's steps, with the lines notebooks 6 and 7 add (see the class).
-
-        queries: (batch_size, num_queries, query_size); keys, values: (batch_size,
-        num_keys, key_size / value_size); returns (batch_size, num_queries, num_hiddens).
-        """
-        self._check_inputs(queries, keys, values, valid_lens, head_mask, cache)
-        # 1) Project, and fold the heads into the batch axis:
-        # (batch_size * num_heads, num_queries, head_size)
-        queries = self.transpose_qkv(self.W_q(queries))
-        # Each: (batch_size * num_kv_heads, num_keys, head_size)
-        keys = self.transpose_qkv(self.W_k(keys), self.num_kv_heads)
-        values = self.transpose_qkv(self.W_v(values), self.num_kv_heads)
-        if cache is not None:  # notebook 7: every position cached so far
-            keys, values = self._extend_cache(cache, keys, values)
-        # Each: (batch_size * num_heads, num_keys, head_size); notebook 7:
-        # a key/value head is shared by the query heads of its group
-        keys, values = self.repeat_kv(keys), self.repeat_kv(values)
-        # 2) Attend, every head of every sequence at once:
-        # (batch_size * num_heads, num_queries, head_size)
-        output = self._attend(queries, keys, values, valid_lens)
-        if head_mask is not None:  # notebook 6: scale single heads
-            output = self._scale_heads(output, head_mask)
-        # 3) Concatenate the heads and mix them: (batch_size, num_queries, num_hiddens)
-        return self.W_o(self.transpose_output(output))
-
-    def _attend(self, queries, keys, values, valid_lens):
-        """``attend`` on heads folded as (batch_size * num_heads, length, head_size)."""
-        # Each: (batch_size, num_heads, length, head_size), a view of the folded heads
-        queries, keys, values = (X.reshape(-1, self.num_heads, *X.shape[1:])
-                                 for X in (queries, keys, values))
-        output = self.attend(queries, keys, values, valid_lens)
-        # (batch_size * num_heads, num_queries, head_size)
-        return output.reshape(-1, *output.shape[2:])
 
     def attend(self, queries, keys, values, valid_lens=None):
         """Every head at once on a head axis: queries (batch_size, num_heads, num_queries,
@@ -440,7 +454,7 @@ class MultiHeadAttention(nn.Module):
         """What the scores are divided by: sqrt(head_size), the width of one head."""
         return math.sqrt(self.head_size)
 
-    def _scale_heads(self, output, head_mask):
+    def scale_heads(self, output, head_mask):
         """Each head's output times its entry of ``head_mask`` (notebook 6)."""
         batch_size = output.shape[0] // self.num_heads
         scale = head_mask.to(output.device, output.dtype)

@@ -76,7 +76,7 @@ class NoTransposeHeads(Reference):
     """(a) Heads split by a reshape alone: each head gets a block of memory that mixes
     positions and features, and the merge mixes them back the same wrong way."""
 
-    def transpose_qkv(self, X, num_heads=None):
+    def transpose_qkv(self, X):
         batch_size, length, width = X.shape
         # BUG: (batch_size, length, num_heads, head_size) needs permute(0, 2, 1, 3) here
         X = X.reshape(batch_size, length, self.num_heads, width // self.num_heads)

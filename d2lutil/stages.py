@@ -61,7 +61,8 @@ class Departure:
     """``stage``: one of ``STAGES``, "between X and Y", or None (no departure); ``detail``;
     ``max_difference``: the largest absolute difference of the output in the probe that
     departs (nan if the module raised); ``table``: rows (probe, tensor, largest absolute
-    difference, or None where the module does not show the tensor)."""
+    difference, or None where the module does not show the tensor). Printed, a difference
+    within float64 round-off (at most ``ATOL``) reads 0."""
     stage: str | None
     detail: str = ""
     max_difference: float = 0.0
@@ -81,9 +82,14 @@ class Departure:
             cells = [None if None in projections else max(projections)] + [
                 dict(rows).get(name) for name in ("weights", "W_o input", "output")]
             lines.append(f"  {probe:<26}" + "".join(
-                f"{'-' if diff is None else f'{diff:.2g}':>{width}}"
+                f"{'-' if diff is None else _rounded(diff):>{width}}"
                 for diff, width in zip(cells, (12, 10, 11, 9), strict=True)))
         return "\n".join(lines)
+
+
+def _rounded(diff):
+    """A table entry: two significant digits, or 0 for round-off (at most ``ATOL``)."""
+    return "0" if diff <= ATOL else f"{diff:.2g}"
 
 
 def _prepare(module, label, widths=None):
