@@ -1,6 +1,6 @@
-"""Student ids and variants (d2lutil.exercises.variants), and the sealed checkers of
-course/sealed.py: a sealed check tells right from wrong as the book's checker does, with
-the same messages, at every tolerance edge the grid allows, and holds no right value."""
+"""The sealed checkers of course/sealed.py: a sealed check tells right from wrong as the
+book's checker does, with the same messages, at every tolerance edge the grid allows, and
+holds no right value."""
 
 import json
 import os
@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import sealed
-from d2lutil.exercises import Exercise, Wrong, checkers, exception_type, function, variants
+from d2lutil.exercises import Exercise, Wrong, checkers, exception_type, function
 from d2lutil.exercises.checkers import integer, number, numbers_close, truth, word
 from grade import load_chapter
 
@@ -30,80 +30,6 @@ def verdict(check, answer):
     except Wrong as wrong:
         return str(wrong)
     return "right"
-
-
-# --- ids and variants ------------------------------------------------------------------------
-
-@pytest.mark.parametrize("bad", ["", " ", "a b", "-x", "x" * 65, "é1", "a/b", 12345, None])
-def test_a_bad_id_is_refused_naming_the_argument(bad):
-    with pytest.raises(ValueError, match="student_id must be"):
-        variants.check_id(bad)
-
-
-def test_the_id_cell_says_what_to_type_and_never_raises(capsys, monkeypatch):
-    monkeypatch.delenv(variants.ENV, raising=False)
-    variants.forget()
-    variants.student(...)
-    assert "in place of the ..." in capsys.readouterr().out
-    variants.student("not an id")
-    assert "Not a student id" in capsys.readouterr().out
-    assert variants.current_id() is None
-    variants.student(" s42 ")
-    assert variants.current_id() == "s42"
-    monkeypatch.setenv(variants.ENV, "grader1")  # the grader's id wins
-    assert variants.current_id() == "grader1"
-    variants.forget()
-
-
-def test_variants_are_stable_never_the_books_and_spread():
-    drawn = [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
-             for i in range(300)]
-    assert set(drawn) == {1, 2, 3}
-    assert min(drawn.count(v) for v in (1, 2, 3)) > 60
-    assert drawn == [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
-                     for i in range(300)]
-    other = [variants.variant_index("d2lutil.exercises.nb01.ex2", 4, f"s{i}")
-             for i in range(300)]
-    assert other != drawn  # each exercise draws on its own
-
-
-def _exercise():
-    return Exercise(1, lambda d: [("count", integer(4 * d * d + 4 * d))],
-                    hints=lambda d: [f"Count for d = {d}."], solution="4d^2 + 4d.",
-                    variants=[{"d": 256}, {"d": 128}, {"d": 320}], key="test.ex1")
-
-
-def test_an_exercise_with_variants_checks_the_students_values(capsys, monkeypatch):
-    monkeypatch.delenv(variants.ENV, raising=False)
-    variants.forget()
-    exercise = _exercise()
-    assert exercise.params == {"d": 256} and exercise.check(263168)  # the book's
-    monkeypatch.setenv(variants.ENV, "s1")
-    index = variants.variant_index("test.ex1", 3, "s1")
-    d = exercise.variants[index]["d"]
-    assert exercise.params == {"d": d} and exercise.hints == [f"Count for d = {d}."]
-    assert exercise.check(4 * d * d + 4 * d) and not exercise.check(263168)
-    capsys.readouterr()
-    exercise.values()
-    assert capsys.readouterr().out.startswith(f"Exercise 1, your values: d = {d} (where the "
-                                              "text says d = 256)")
-
-
-def test_without_an_id_the_student_edition_asks_for_one(capsys, monkeypatch):
-    monkeypatch.delenv(variants.ENV, raising=False)
-    monkeypatch.setattr(variants, "EDITION", "student")
-    variants.forget()
-    exercise = _exercise()
-    assert not exercise.check(263168)
-    assert "student(...)" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("bad, match", [
-    ([{"d": 1}], "at least 2"), ([{"d": 1}, {"e": 2}], "must name the values"),
-    ([{"d": 1}, {"d": 1}], "repeats the book's values")])
-def test_bad_variants_are_refused(bad, match):
-    with pytest.raises(ValueError, match=match):
-        Exercise(1, lambda d: [("x", integer(d))], hints=["h"], solution="s", variants=bad)
 
 
 # --- sealed checkers -------------------------------------------------------------------------
@@ -149,6 +75,7 @@ def test_a_sealed_integer_word_truth_and_exception():
     assert verdict(check, 263169) == "263169 is off by one"
     assert verdict(check, 2.5) == "a count is a whole number, got 2.5"
     assert "263168" not in json.dumps(data)
+    assert data["ok"] != sealed.seal(integer(263168), os.urandom(16), "t")["ok"]  # key-bound
     check, data = sealed_check(word("second", ["first", "second"],
                                     mistakes=[("first", "the first term vanishes")]))
     assert verdict(check, " Second ") == "right"
@@ -192,7 +119,7 @@ def test_a_sealed_function_keeps_its_public_cases_and_judges_their_results():
     assert len(book.graded().cases()) == 3  # grading adds the hidden case
 
 
-def test_a_custom_checker_cannot_be_sealed():
+def test_a_custom_checker_cannot_be_sealed_nor_a_part_of_one_even_open_book():
     def custom(answer):
         if answer != 3:
             raise Wrong("no")
@@ -206,12 +133,13 @@ def test_a_custom_checker_cannot_be_sealed():
 
     with pytest.raises(sealed.Unsealable, match="custom checker around"):
         sealed.seal(wrapped, KEY, "t")
-
-
-def test_another_key_gives_other_hashes():
-    data = sealed.seal(integer(263168), KEY, "t")
-    other = sealed.seal(integer(263168), os.urandom(16), "t")
-    assert data["ok"] != other["ok"]
+    exercise = Exercise(1, [("three", custom)], hints=["h"], solution="s",
+                        open_book={0: "a constant"}, key="test.ex1")
+    with pytest.raises(sealed.Unsealable, match="d2lutil.exercises.public"):
+        sealed.seal_exercise(exercise, KEY, "test")
+    custom.public_build = "d2lutil.exercises.public:diffuse_shares_checker"
+    data = json.loads(json.dumps(sealed.seal_exercise(exercise, KEY, "test")))
+    assert data["parts"][0][0][1] == {"kind": "public", "build": custom.public_build}
 
 
 def test_a_sealed_mask_reads_booleans_and_broadcasts_and_hides_its_shape():
@@ -305,17 +233,3 @@ def test_a_sealed_count_refuses_the_set_it_counts():
             "it holds")
     assert verdict(check, [2]) == verdict(check, 2) == "right"
     assert verdict(check, 1) == "one head"
-
-
-def test_a_custom_part_is_refused_at_build_even_open_book():
-    def custom(answer):
-        if answer != 3:
-            raise Wrong("no")
-
-    exercise = Exercise(1, [("three", custom)], hints=["h"], solution="s",
-                        open_book={0: "a constant"}, key="test.ex1")
-    with pytest.raises(sealed.Unsealable, match="d2lutil.exercises.public"):
-        sealed.seal_exercise(exercise, KEY, "test")
-    custom.public_build = "d2lutil.exercises.public:diffuse_shares_checker"
-    data = json.loads(json.dumps(sealed.seal_exercise(exercise, KEY, "test")))
-    assert data["parts"][0][0][1] == {"kind": "public", "build": custom.public_build}

@@ -18,8 +18,7 @@ its name, and
 - the book's answers (variant 0's) fail every student's variant on each part that varies,
   and pass on each open-book part.
 
-A module that defines ``WRONG``, {exercise: typical wrong functions}, for an exercise
-whose one part is a function: each is refused by the check and fails at grading.
+And the mechanism itself: student ids, the drawing of variants, an exercise with variants.
 
 What is specific to one notebook (its variants' values, its hints, the forms it accepts,
 the wrong answers it names) stays in its own module.
@@ -35,7 +34,8 @@ import pytest
 from test_exercises_declared import EXERCISES as DECLARED
 from test_exercises_declared import kind
 
-from d2lutil import exercises as E
+from d2lutil.exercises import Exercise, variants
+from d2lutil.exercises.checkers import integer
 
 HERE = pathlib.Path(__file__).parent
 
@@ -117,17 +117,75 @@ def test_the_books_answers_fail_every_students_variant_where_it_varies(name, i):
             assert not result and result.points == 0, (j, result.message)
 
 
-# --- the typical wrong functions each notebook's tests name ------------------------------
+# --- ids and variants ------------------------------------------------------------------------
 
-WRONGS = registered("WRONG")
-WRONG = [(name, k) for name, wrongs in WRONGS.items() for k in range(len(wrongs))]
+@pytest.mark.parametrize("bad", ["", " ", "a b", "-x", "x" * 65, "é1", "a/b", 12345, None])
+def test_a_bad_id_is_refused_naming_the_argument(bad):
+    with pytest.raises(ValueError, match="student_id must be"):
+        variants.check_id(bad)
 
 
-@pytest.mark.parametrize("name, k", WRONG)
-def test_typical_wrong_functions_are_refused_and_fail_at_grading(name, k):
-    exercise = DECLARED[name]
-    wrong = WRONGS[name][k]
-    assert not exercise.check(wrong)
-    (_, checker), = exercise.parts
-    with pytest.raises(E.Wrong):
-        checker.graded()(wrong)
+def test_the_id_cell_says_what_to_type_and_never_raises(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    variants.forget()
+    variants.student(...)
+    assert "in place of the ..." in capsys.readouterr().out
+    variants.student("not an id")
+    assert "Not a student id" in capsys.readouterr().out
+    assert variants.current_id() is None
+    variants.student(" s42 ")
+    assert variants.current_id() == "s42"
+    monkeypatch.setenv(variants.ENV, "grader1")  # the grader's id wins
+    assert variants.current_id() == "grader1"
+    variants.forget()
+
+
+def test_variants_are_stable_never_the_books_and_spread():
+    drawn = [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
+             for i in range(300)]
+    assert set(drawn) == {1, 2, 3}
+    assert min(drawn.count(v) for v in (1, 2, 3)) > 60
+    assert drawn == [variants.variant_index("d2lutil.exercises.nb01.ex1", 4, f"s{i}")
+                     for i in range(300)]
+    other = [variants.variant_index("d2lutil.exercises.nb01.ex2", 4, f"s{i}")
+             for i in range(300)]
+    assert other != drawn  # each exercise draws on its own
+
+
+def _exercise():
+    return Exercise(1, lambda d: [("count", integer(4 * d * d + 4 * d))],
+                    hints=lambda d: [f"Count for d = {d}."], solution="4d^2 + 4d.",
+                    variants=[{"d": 256}, {"d": 128}, {"d": 320}], key="test.ex1")
+
+
+def test_an_exercise_with_variants_checks_the_students_values(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    variants.forget()
+    exercise = _exercise()
+    assert exercise.params == {"d": 256} and exercise.check(263168)  # the book's
+    monkeypatch.setenv(variants.ENV, "s1")
+    index = variants.variant_index("test.ex1", 3, "s1")
+    d = exercise.variants[index]["d"]
+    assert exercise.params == {"d": d} and exercise.hints == [f"Count for d = {d}."]
+    assert exercise.check(4 * d * d + 4 * d) and not exercise.check(263168)
+    capsys.readouterr()
+    exercise.values()
+    assert capsys.readouterr().out.startswith(f"Exercise 1, your values: d = {d} (where the "
+                                              "text says d = 256)")
+
+
+def test_without_an_id_the_student_edition_asks_for_one(capsys, monkeypatch):
+    monkeypatch.delenv(variants.ENV, raising=False)
+    monkeypatch.setattr(variants, "EDITION", "student")
+    variants.forget()
+    exercise = _exercise()
+    assert not exercise.check(263168)
+    assert "student(...)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([{"d": 1}], "at least 2"), ([{"d": 1}, {"e": 2}], "must name the values"),
+    ([{"d": 1}, {"d": 1}], "repeats the book's values")])
+def test_bad_variants_are_refused(bad, match):
+    with pytest.raises(ValueError, match=match):
+        Exercise(1, lambda d: [("x", integer(d))], hints=["h"], solution="s", variants=bad)

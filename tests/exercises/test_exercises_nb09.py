@@ -1,31 +1,21 @@
 """Notebook 09's exercises, every variant: what test_exercises_declared.py cannot say.
 
-Exercise 1 reads the shipped trained model and is the same for everyone (open-book, its
-answers asserted by notebooks/solutions/09_solutions.ipynb). Exercise 2 has variants
-(d2lutil.exercises.variants): another number of heads and another head, the width
-staying 64. For every variant the right answers, read off a bare ``MultiHeadAttention``
-as the solutions notebook reads them (the input columns of ``W_o`` that a head switched
-off leaves at zero, and the entries of its block of ``W_o``), are ``ANSWERS``:
-tests/exercises/test_exercise_variants.py checks that they pass and the book's fail, and
-each variant's declared mistakes.
+Exercise 1 reads the shipped trained model and is the same for everyone (its answers
+asserted by notebooks/solutions/09_solutions.ipynb). Exercise 2's variants change the
+number of heads and the head, the width staying 64: the right answers, read off a bare
+``MultiHeadAttention`` as the solutions notebook reads them (the input columns of ``W_o``
+that a head switched off leaves at zero, and the entries of its block of ``W_o``), are
+``ANSWERS`` (see tests/exercises/test_exercise_variants.py). Here: the hints.
 """
 
 import functools
 import re
 
-import numpy as np
 import pytest
 import torch
 
 import d2lutil
-from d2lutil.exercises.nb09 import ex1, ex2
-
-
-def test_ex1_is_open_book_and_has_no_variants():
-    assert ex1.variants is None
-    assert sorted(ex1.open_book) == list(range(len(ex1.parts)))
-    assert ex2.variants is not None and not ex2.open_book
-    assert all(checker.mistakes for _, checker in ex2.parts)
+from d2lutil.exercises.nb09 import ex2
 
 
 def read_off(num_hiddens, num_heads, head):
@@ -51,10 +41,6 @@ def read_off(num_hiddens, num_heads, head):
 ANSWERS = {ex2: functools.partial(read_off, 64)}  # see test_exercise_variants.py
 
 
-def test_ex2_the_books_answers_are_read_off():
-    assert read_off(64, **ex2.variants[0]) == (32, 1024)
-
-
 @pytest.mark.parametrize("i", range(len(ex2.variants)))
 def test_ex2_hints_name_the_head_not_the_answers(i):
     values = ex2.variants[i]
@@ -64,10 +50,3 @@ def test_ex2_hints_name_the_head_not_the_answers(i):
     for _, checker in parts:
         assert not re.search(rf"(?<![\d.]){checker.expected}(?![\d.])", text), (
             checker.expected, text)
-
-
-def test_ex2_variants_differ_from_the_book_in_every_part():
-    book = [c.expected for _, c in ex2.built(0)[0]]
-    for i in range(1, len(ex2.variants)):
-        answers = [c.expected for _, c in ex2.built(i)[0]]
-        assert all(np.not_equal(answers, book)), (i, answers)
