@@ -4,20 +4,12 @@
                                 [--budget 540]
 
 writes the zip an instructor uploads to a Gradescope programming assignment
-(course/README.md, "Gradescope"). Gradescope unzips it into ``/autograder/source``, runs
-its ``setup.sh`` once to build the image, then its ``run_autograder`` for every submission
-(``submission/``, ``submission_metadata.json``); ``results/results.json`` is the grade.
-Beside those two the zip holds ``autograder.json`` (the id fields, the grader's limits and
-the budget of seconds a submission's notebooks share), ``d2lutil/`` (the checkers, for the
-grader's own process), ``sealed/d2lutil/`` (the student edition's package, the only one
-the kernel can import), ``TOOL_FILES``, the chapter notebooks and ``TOP_FILES``.
-
-``run`` grades every ``.ipynb`` file of ``submission/`` as course/grade.py does, on the
-variants of the submitter's id (``users[0]``'s ``sid``, else ``email``), after closing
-``source/``, ``results/`` and ``submission/`` to every user but root. Its environment, for
-tests and other hosts: ``AUTOGRADER_ROOT`` (default /autograder), ``AUTOGRADER_ISOLATION``
-(auto, bwrap or none), ``AUTOGRADER_ID_FIELDS`` (beats autograder.json) and
-``AUTOGRADER_SLOT`` (the job slot, so the kernel's user; default 0).
+(course/README.md, "Gradescope"): ``setup.sh`` builds the image, ``run_autograder`` calls
+``run`` for each submission, which grades every ``.ipynb`` of ``submission/`` as
+course/grade.py does, on the variants of the submitter's id, after closing ``source/``,
+``results/`` and ``submission/`` to every user but root (``lock``). ``run`` reads
+``AUTOGRADER_ROOT`` (default /autograder), ``AUTOGRADER_ISOLATION`` (auto, bwrap or none),
+``AUTOGRADER_ID_FIELDS`` (beats autograder.json) and ``AUTOGRADER_SLOT`` (the job slot).
 """
 
 import argparse
@@ -42,7 +34,6 @@ TOOL_FILES = ("tools/book.py", "course/autograder.py", "course/codec.py", "cours
               "course/grade_runner.py", "course/roster.py", "course/student_edition.py")
 TOP_FILES = ("requirements.txt", "requirements-d2l.txt", "pyproject.toml")
 VENV = "/opt/d2lutil-venv"
-LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
 # Gradescope stops a run at its timeout (10 minutes by default), leaving no results: the
 # notebooks share a budget that ends a minute before it.
 DEFAULT_BUDGET_S = 540
@@ -94,6 +85,13 @@ class AutograderError(ValueError):
     """A bad argument to the build."""
 
 
+def _results(score, output, tests=(), seconds=None):
+    """Gradescope's results.json."""
+    timing = {} if seconds is None else {"execution_time": round(seconds, 1)}
+    return {"score": score, **timing, "output": output, "visibility": "visible",
+            "stdout_visibility": "hidden", "tests": list(tests)}
+
+
 # --- the zip -----------------------------------------------------------------------------------
 
 def _add_file(archive, path, name, mode=0o644):
@@ -114,6 +112,7 @@ def _add_tree(archive, folder, name):
 def build(out, id_fields=DEFAULT_ID_FIELDS, key=None, budget=DEFAULT_BUDGET_S):
     """Write the autograder zip to ``out``; return its path."""
     import book
+    import grade
     import student_edition
 
     id_fields = [f.strip() for f in id_fields if f.strip()]
@@ -125,7 +124,7 @@ def build(out, id_fields=DEFAULT_ID_FIELDS, key=None, budget=DEFAULT_BUDGET_S):
     out.parent.mkdir(parents=True, exist_ok=True)
     if not budget >= 60:
         raise AutograderError(f"--budget must be at least 60 seconds, got {budget}")
-    config = {"id_fields": id_fields, "budget_s": budget, **LIMITS}
+    config = {"id_fields": id_fields, "budget_s": budget, **grade.LIMITS}
     partial = out.with_name(out.name + ".partial")
     with tempfile.TemporaryDirectory(prefix="autograder-") as scratch:
         sealed = student_edition.build_package(pathlib.Path(scratch), key=key)
@@ -150,7 +149,10 @@ def build(out, id_fields=DEFAULT_ID_FIELDS, key=None, budget=DEFAULT_BUDGET_S):
 def read_config(source):
     """autograder.json of the zip (defaults where it is missing), with the environment's
     AUTOGRADER_ID_FIELDS over its id fields."""
-    config = {"id_fields": list(DEFAULT_ID_FIELDS), "budget_s": DEFAULT_BUDGET_S, **LIMITS}
+    import grade
+
+    config = {"id_fields": list(DEFAULT_ID_FIELDS), "budget_s": DEFAULT_BUDGET_S,
+              **grade.LIMITS}
     try:
         config.update(json.loads((source / CONFIG).read_text(encoding="utf-8")))
     except (OSError, ValueError):
@@ -287,9 +289,7 @@ def results_for(rows, id_note, isolation_note, seconds):
     if not graded and rows:
         lines.append("No notebook of the chapter could be graded: hand in the chapter "
                      "notebook you answered (.ipynb), with its exercise cells.")
-    output = "\n".join([id_note, *lines, isolation_note])
-    return {"score": score, "execution_time": round(seconds, 1), "output": output,
-            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
+    return _results(score, "\n".join([id_note, *lines, isolation_note]), tests, seconds)
 
 
 def grade_submission(root, started):
@@ -300,27 +300,25 @@ def grade_submission(root, started):
     choice = os.environ.get("AUTOGRADER_ISOLATION", "auto")
     lock(root)  # before anything of the student's runs
     the_id, where, why = student_id(root, config["id_fields"])
-    folder = root / "submission"
-    paths = sorted(p for p in folder.iterdir() if p.suffix == ".ipynb" and (
-        p.is_file() or p.is_symlink())) if folder.is_dir() else []
-    if the_id is None:
-        return {"score": 0, "output": why, "tests": [], "visibility": "visible",
-                "stdout_visibility": "hidden"}
-    if not paths:
-        return {"score": 0, "output": (
-            f"No notebook handed in: {folder.name}/ holds no .ipynb file (subfolders are "
-            "not read). Upload the chapter notebook you answered, as a .ipynb file."),
-            "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}
-    kind, isolation_note = isolation(choice)
     import grade
     import roster
+
+    folder = root / "submission"
+    paths = grade.submissions_in(folder) if folder.is_dir() else []
+    if the_id is None:
+        return _results(0, why)
+    if not paths:
+        return _results(0, f"No notebook handed in: {folder.name}/ holds no .ipynb file "
+                        "(subfolders are not read). Upload the chapter notebook you answered, "
+                        "as a .ipynb file.")
+    kind, isolation_note = isolation(choice)
 
     package = kernel_package(source)
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="autograder-grades-"))
     try:
         chapter = grade.load_chapter(source)
         options = grade.Options(scratch / "grades.csv", isolation=kind, package=package,
-                                jobs=1, **{k: config[k] for k in LIMITS})
+                                jobs=1, **{k: config[k] for k in grade.LIMITS})
         slot = int(os.environ.get("AUTOGRADER_SLOT", "0") or 0)
         rows = []
         for path in paths:
@@ -362,10 +360,9 @@ def run():
         results = grade_submission(root, started)
     except BaseException as error:  # noqa: B036 -- results.json is written whatever happens
         traceback.print_exc()
-        results = {"score": 0, "output": (
-            "The autograder failed, so nothing was graded "
-            f"({type(error).__name__}: {str(error)[:300]}). Tell your instructor."),
-            "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}
+        results = _results(0, "The autograder failed, so nothing was graded "
+                           f"({type(error).__name__}: {str(error)[:300]}). Tell your "
+                           "instructor.")
     write_results(root, results)
     print(json.dumps({k: v for k, v in results.items() if k != "tests"}, indent=1))
     print(f"{len(results.get('tests', []))} tests, score {results['score']}")

@@ -54,6 +54,9 @@ NOTEBOOK_LIMIT = 20 * 2**20  # bytes of a submission the grader reads at most
 RESULT_LIMIT = 2**20  # bytes of the runner's report, beside the answers
 FILE_LIMIT = 64 * 2**20  # largest file the submission may write
 MAX_ITEMS = 100_000  # numbers in one answer
+# A submission's limits, by default: seconds a cell and the whole may run, MiB of memory,
+# processes and threads (the command line's and the autograder's defaults).
+LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
 MEMORY_WORDS = ("MemoryError", "allocate memory", "out of memory")
 STATUS_NOTES = {  # the first note of a row whose run ended so
     "time limit": "stopped at the {limit} s limit of a submission",
@@ -172,13 +175,15 @@ def read_submission(path, chapter):
 class Options:
     """The limits and places of one grading run (from the command line)."""
 
-    def __init__(self, out, cell_timeout=120, timeout=600, memory_mb=3072, processes=128,
-                 jobs=1, isolation="auto", roster=None, book=False, package=None):
-        self.out = pathlib.Path(out)
+    def __init__(self, out, jobs=1, isolation="auto", roster=None, book=False, package=None,
+                 **limits):
+        self.out, self.jobs = pathlib.Path(out), jobs
         self.book, self.roster = book, roster  # book: the book's values, without ids
         self._package = pathlib.Path(package) if package else None
-        self.cell_timeout, self.timeout = cell_timeout, timeout
-        self.memory_mb, self.processes, self.jobs = memory_mb, processes, jobs
+        self.cell_timeout, self.timeout, self.memory_mb, self.processes = (
+            {**LIMITS, **limits}[name] for name in LIMITS)
+        if set(limits) - set(LIMITS):
+            raise TypeError(f"unknown limits {sorted(set(limits) - set(LIMITS))}")
         self.bwrap = shutil.which("bwrap") if isolation in ("auto", "bwrap") else None
         if isolation == "bwrap" and not self.bwrap:
             raise UsageError("--isolation bwrap: bubblewrap (bwrap) is not installed")
@@ -520,7 +525,7 @@ def gradescope_results(row):
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
-def write_gradescope(rows, folder):
+def write_gradescope(rows, folder):  # one NAME.json per submission
     folder.mkdir(parents=True, exist_ok=True)
     for row in rows:
         path = folder / (pathlib.Path(row["file"]).stem + ".json")
@@ -531,15 +536,13 @@ def write_gradescope(rows, folder):
 # --- the command line -----------------------------------------------------------------------
 
 def output_paths(out):
-    """Where a run with ``--out OUT`` writes: OUT, the roster beside it (one row per
-    student) and the folder of Gradescope results beside it."""
+    """Where a run with ``--out OUT`` writes: OUT, roster.csv and gradescope/ beside it."""
     return out, out.with_name("roster.csv"), out.parent / "gradescope"
 
 
 def check_outputs(folder, out, roster=None):
     """Raise UsageError, naming both paths, if a file the run writes is one it reads (the
-    roster, a submission) or lies in SUBMISSIONS, or if OUT is the roster written beside
-    it. Paths are compared resolved (symlinks, ``..``)."""
+    roster, a submission), lies in SUBMISSIONS (resolved) or is OUT named as the roster."""
     out, students, gradescope = output_paths(out)
     paths = submissions_in(folder)
     writes = [(out, "OUT"), (partial_of(out), "the temporary file of OUT"),
@@ -575,14 +578,13 @@ def parse_args(argv):
                         "Gradescope results (gradescope/) go beside it, never over "
                         "SUBMISSIONS or ROSTER")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at once")
-    parser.add_argument("--cell-timeout", type=float, default=120,
-                        help="seconds a cell may run before it is interrupted (default 120)")
-    parser.add_argument("--timeout", type=float, default=600,
-                        help="seconds a submission may take before it is stopped (default 600)")
-    parser.add_argument("--memory-mb", type=int, default=3072,
-                        help="memory (data segment) of each process, MiB (default 3072)")
-    parser.add_argument("--processes", type=int, default=128,
-                        help="processes and threads a submission may run (default 128)")
+    for name, kind, what in (
+            ("cell_timeout", float, "seconds a cell may run before it is interrupted"),
+            ("timeout", float, "seconds a submission may take before it is stopped"),
+            ("memory_mb", int, "memory (data segment) of each process, MiB"),
+            ("processes", int, "processes and threads a submission may run")):
+        parser.add_argument("--" + name.replace("_", "-"), type=kind, default=LIMITS[name],
+                            help=what + " (default %(default)s)")
     parser.add_argument("--isolation", choices=("auto", "bwrap", "none"), default="auto",
                         help="bwrap: require the sandbox; none: run without it (not safe)")
     parser.add_argument("--roster", metavar="CSV", default=None,
@@ -611,8 +613,8 @@ def parse_args(argv):
     if args.memory_mb < 1024:
         raise UsageError(f"--memory-mb must be at least 1024 (importing torch needs about "
                          f"800 MiB), got {args.memory_mb}")
-    options = Options(out, args.cell_timeout, args.timeout, args.memory_mb, args.processes,
-                      args.jobs, args.isolation, roster=args.roster, book=args.book)
+    options = Options(out, args.jobs, args.isolation, roster=args.roster, book=args.book,
+                      **{name: getattr(args, name) for name in LIMITS})
     if args.roster:
         read_roster(args.roster)  # a bad roster is a usage error before any grading
     return folder, options

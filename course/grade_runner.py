@@ -1,13 +1,10 @@
 """Run one student's notebook and collect its answers: the part of course/grade.py that runs
 next to the student's code (inside the bubblewrap sandbox when there is one).
 
-``python grade_runner.py JOB.json`` runs the notebook of the job course/grade.py wrote in a
-fresh kernel with nbclient (each cell under a time limit: interrupted, then the next),
-adds a last cell that writes the job's answer variables as JSON (course/codec.py; a
-function answer as its results on the job's cases, a class answer as what its checker's
-``run`` returns), and prints one line of JSON: the status, the failing cells and the
-answers' text. Nothing is checked here. It needs only the standard library, nbformat and
-nbclient; the kernel encodes with the sealed package's codec.
+``python grade_runner.py JOB.json`` runs the job's notebook in a fresh kernel (each cell
+under a time limit), adds a last cell (``ANSWERS_CELL``) that writes the answer variables
+as JSON with the sealed package's codec, and prints one line of JSON: the status, the
+failing cells and the answers' text. Nothing is checked here.
 """
 
 import asyncio

@@ -2,21 +2,10 @@
 
     python course/plan.py ROOT PAGE   # the chapter at ROOT; writes PAGE and its figure beside it
 
-tools/chapter.py build runs it first. It reads the stored notebooks of the chapter at ROOT
-(it runs none) and the exercise modules of ROOT's ``d2lutil``, and writes the page (from
-``teaching_plan.md.j2``) and the figure of which notebook builds on which
-(``MAP_FIGURE``); a missing or malformed fact stops the build with a :class:`PlanError`
-that says where to fix it.
-
-For each notebook: its minutes to read (its prose up to References, ``count_words``, at
-``WORDS_PER_MINUTE``), its seconds to run (``budget_s`` of its facts), the code cells
-tagged ``live-PURPOSE`` with their sections, and its exercises with their points. With the
-chapter's ``course/course.toml`` (``load_course``) the page is a plan, each entry checked
-against the notebooks (``plan_course``): the lectures, one per deck of
-book.LECTURE_DECKS, with their parts and screens; the labs; what to say at each live cell;
-each notebook's objectives and the exercises that assess them; prerequisites; the
-misconceptions students bring, by notebook and heading; and a concept quiz. What each fact
-means: CONTRIBUTING.md, "A notebook's facts".
+It reads the stored notebooks of ROOT (it runs none), the exercise modules of ROOT's
+``d2lutil`` and ``course/course.toml``, checks each against the others and writes the page
+(``teaching_plan.md.j2``) and ``MAP_FIGURE``; a missing or malformed fact stops the build
+with a :class:`PlanError` that says where to fix it (CONTRIBUTING.md, "A notebook's facts").
 """
 
 import argparse
@@ -66,12 +55,9 @@ class PlanError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class Part:
-    """A part of a lecture: its minutes, what it covers and the notebooks whose tagged cells
-    (screens of the deck) it shows, none for questions or a recap."""
-
     minutes: int
     topic: str
-    notebooks: tuple = ()
+    notebooks: tuple = ()  # those whose tagged cells (the deck's screens) it shows
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,15 +187,11 @@ class NotebookFact:
 
 
 class ChapterFacts(list):
-    """The notebooks' :class:`NotebookFact` in reading order, and ``plan``: the course,
-    checked against them (a :class:`CoursePlan`), or None without a course."""
-
-    plan = None
+    plan = None  # the CoursePlan checked against the notebooks, or None without a course
 
 
 def checked_facts(nb, rel):
-    """The notebook's facts (book.facts), with a time budget and no unknown key, or a
-    PlanError saying what to fix."""
+    """The notebook's facts (book.facts): a time budget and no unknown key, or a PlanError."""
     meta = dict(book.facts(nb))
     budget = meta.get("budget_s")
     if isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0:
@@ -224,13 +206,15 @@ def checked_facts(nb, rel):
     return meta
 
 
+def _markdown(nb):
+    """The Markdown cells a reader reads: all but the navigation cell."""
+    return [c for c in nb.cells if c.cell_type == "markdown" and book.NAV_TAG not in book.tags(c)]
+
+
 def prose_cells(nb):
-    """The Markdown a reader reads: every Markdown cell but the navigation cell, up to the
-    ``## References`` heading."""
+    """The Markdown a reader reads, up to the ``## References`` heading."""
     texts = []
-    for cell in nb.cells:
-        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
-            continue
+    for cell in _markdown(nb):
         lines = [x for x in cell.source.split("\n") if not book.BADGE_RE.match(x.strip())]
         text = "\n".join(lines)
         references = re.search(r"(?m)^## References\b", text)
@@ -251,8 +235,7 @@ def count_words(markdown):
 
 
 def _headings(source):
-    """[(level, text)] of the ``##`` and ``###`` headings of Markdown ``source`` (none inside
-    a fenced code block)."""
+    """[(level, text)] of the ``##`` and ``###`` headings of ``source``, outside code blocks."""
     found, fenced = [], False
     for line in source.split("\n"):
         if line.lstrip().startswith(("```", "~~~")):
@@ -264,28 +247,11 @@ def _headings(source):
     return found
 
 
-def sections(nb):
-    """[(section, cell)] for every cell but the navigation cell: ``section`` is the heading
-    the cell sits under (after its own headings, for a Markdown cell), "## › ###" for a
-    ``###`` part, "" before the first heading."""
-    out, top, sub = [], "", ""
-    for cell in nb.cells:
-        if book.NAV_TAG in book.tags(cell):
-            continue
-        if cell.cell_type == "markdown":
-            for level, text in _headings(cell.source):
-                top, sub = (text, "") if level == 2 else (top, text)
-        out.append((f"{top} › {sub}" if top and sub else sub or top, cell))
-    return out
-
-
 def objectives(nb):
     """The bullets of the notebook's ``## What you will learn`` section, each on one line
     (a bullet's continuation lines joined to it)."""
     bullets, inside = [], False
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
+    for cell in _markdown(nb):
         for line in cell.source.split("\n"):
             if line.startswith("## "):
                 if inside:
@@ -302,21 +268,19 @@ def objectives(nb):
     return bullets
 
 
-def live_cells(nb, rel="notebook"):
-    """The cells tagged ``live-...`` (book.LIVE_PREFIX), as :class:`LiveCell` in order; a
-    tag on a cell that is not code, or on several cells, is a PlanError."""
-    found = []
-    for section, cell in sections(nb):
-        for tag in book.tags(cell):
-            if not tag.startswith(book.LIVE_PREFIX):
-                continue
-            if cell.cell_type != "code":
-                raise PlanError(f"{rel}: the tag {tag!r} is on a {cell.cell_type} cell; a "
-                                "live cell is a code cell to run in class")
-            if any(c.tag == tag for c in found):
-                raise PlanError(f"{rel}: the tag {tag!r} is on several cells; it names one "
-                                "cell to run in class")
-            found.append(LiveCell(tag, section))
+def live_cells(nb):
+    """The cells tagged ``live-...`` (book.LIVE_PREFIX) as :class:`LiveCell`, in order, each
+    with the heading it sits under ("## › ###" in a ``###`` part); tests/notebooks/hygiene.py
+    checks that each tag is on one code cell."""
+    found, top, sub = [], "", ""
+    for cell in nb.cells:
+        if book.NAV_TAG in book.tags(cell):
+            continue
+        if cell.cell_type == "markdown":
+            for level, text in _headings(cell.source):
+                top, sub = (text, "") if level == 2 else (top, text)
+        found += [LiveCell(tag, f"{top} › {sub}" if top and sub else sub or top)
+                  for tag in book.tags(cell) if tag.startswith(book.LIVE_PREFIX)]
     return found
 
 
@@ -334,9 +298,7 @@ def lead(text, at_least=STATEMENT_CHARS):
 def exercise_statements(nb):
     """{number: lead} of the numbered items under ``## Exercises``."""
     statements, inside = {}, False
-    for cell in nb.cells:
-        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
-            continue
+    for cell in _markdown(nb):
         source = cell.source
         if not inside:
             head, mark, source = source.partition("## Exercises")
@@ -365,25 +327,21 @@ def load_exercises(module):
     return sorted((getattr(loaded, name) for name in loaded.__all__), key=lambda e: e.number)
 
 
-def _own_and_open(exercise):
-    """(points each student's own, points open-book) of an exercise's checked answers: a
-    part is each student's own when the exercise has variants and it is not open-book."""
-    own = sum(p for j, p in enumerate(exercise.points)
-              if exercise.variants and j not in exercise.open_book)
-    return own, exercise.max_points - own
-
-
 def exercise_facts(nb, rel, exercises_of=load_exercises):
     statements = exercise_statements(nb)
     module = exercise_module(nb, rel)
     exercises = {e.number: e for e in (exercises_of(module) if module else [])}
     facts = []
     for n in sorted(set(statements) | set(exercises)):
-        e = exercises.get(n)
-        facts.append(ExerciseFact(
-            n, statements.get(n, f"ex{n} of {module}"), len(e.parts) if e else 0,
-            e.max_points if e else 0, bool(e and e.parts and e.open_part),
-            list(e.rubric) if e else [], *(_own_and_open(e) if e else (0, 0))))
+        e, statement = exercises.get(n), statements.get(n, f"ex{n} of {module}")
+        if e is None:
+            facts.append(ExerciseFact(n, statement, 0, 0, False))
+            continue
+        # a part is each student's own when the exercise has variants and it is not open-book
+        own = sum(p for j, p in enumerate(e.points) if e.variants and j not in e.open_book)
+        facts.append(ExerciseFact(n, statement, len(e.parts), e.max_points,
+                                  bool(e.parts and e.open_part), list(e.rubric), own,
+                                  e.max_points - own))
     return facts
 
 
@@ -392,11 +350,10 @@ def notebook_fact(path, root, exercises_of=load_exercises):
     nb = book.read(path)
     solutions = pathlib.Path(root) / book.SOLUTIONS_DIR / f"{book.number(rel)}_solutions.ipynb"
     meta = checked_facts(nb, rel)
-    headings = [text for cell in nb.cells if cell.cell_type == "markdown"
-                and book.NAV_TAG not in book.tags(cell) for _, text in _headings(cell.source)]
+    headings = [text for cell in _markdown(nb) for _, text in _headings(cell.source)]
     return NotebookFact(
         rel, book.title_of(nb, rel), sum(count_words(t) for t in prose_cells(nb)),
-        meta["budget_s"], live_cells(nb, rel), exercise_facts(nb, rel, exercises_of),
+        meta["budget_s"], live_cells(nb), exercise_facts(nb, rel, exercises_of),
         book.relpath_of(solutions, root) if solutions.is_file() else None,
         headings, objectives(nb), meta)
 
@@ -456,11 +413,6 @@ class CoursePlan:
     quiz: list  # [(question, answer, [NotebookFact])]
     roles: dict  # {rel: "part 3 of the first lecture", ...}
     edges: list  # [(from number, to number)] between notebooks that exist
-
-
-def _problems(problems):
-    if problems:
-        raise PlanError("\n".join(dict.fromkeys(problems)))  # each once, in order
 
 
 def _lectures(course, by_number, root):
@@ -613,7 +565,8 @@ def plan_course(course, facts, root):
                             f"chapter (for \"{q.question}\")")
         quiz.append((q.question, q.answer, [by_number[nn] for nn in q.notebooks
                                             if nn in by_number]))
-    _problems(problems)
+    if problems:
+        raise PlanError("\n".join(dict.fromkeys(problems)))  # each once, in order
     roles = {}
     for lec in lectures:
         for i, part in enumerate(lec.parts, 1):
@@ -630,8 +583,7 @@ def plan_course(course, facts, root):
 
 
 def course_headings(plan):
-    """The page's ``##`` headings on the course ``plan`` (a :class:`CoursePlan`), in order:
-    they come before "Grading the homework" and the notebooks' sections."""
+    """The page's ``##`` headings on the course ``plan``, before "Grading the homework"."""
     return [lec.heading for lec in plan.lectures] + [
         text for key, text in HEADINGS.items() if key != "labs" or plan.labs]
 
@@ -677,8 +629,7 @@ def map_layout(numbers, edges, groups):
 
 
 def map_alt(plan, facts):
-    """The figure's alt text: every notebook, its place in the course and what it builds
-    on, in words."""
+    """The figure's alt text: each notebook, its place in the course and what it builds on."""
     groups = _groups(plan, facts)
     parts = []
     for f in facts:
@@ -734,10 +685,6 @@ def draw_map(plan, facts, path):
 
 # --- the page -------------------------------------------------------------------------------
 
-def _number(value):
-    return f"{value:g}"
-
-
 def _count(value, noun):
     """``1 point``, ``2.5 points``."""
     return f"{value:g} {noun}" + ("" if value == 1 else "s")
@@ -759,27 +706,18 @@ def _numbers(values, one, many):
 
 
 def render(facts, pub):
-    """The page's Markdown for the notebooks' ``facts`` (``pub``: where the README lives);
-    with the course of ``facts.plan``, if any."""
+    """The page's Markdown for ``facts`` and their ``plan`` (``pub``: where the README is)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE.parent), undefined=jinja2.StrictUndefined,
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
-    env.filters["number"] = _number
-    env.filters["code"] = _code
-    env.filters["count"] = _count
-    env.filters["numbers"] = _numbers
-    env.filters["cell"] = lambda text: text.replace("|", "\\|")  # inside a table row
-    env.filters["quoted"] = lambda text: f"“{text}”"
-    env.filters["alt"] = lambda text: re.sub(r"([\[\]])", r"\\\1", text)
+    env.filters.update(
+        number=lambda value: f"{value:g}", code=_code, count=_count, numbers=_numbers,
+        cell=lambda text: text.replace("|", "\\|"),  # inside a table row
+        quoted=lambda text: f"“{text}”", alt=lambda text: re.sub(r"([\[\]])", r"\\\1", text))
     plan = getattr(facts, "plan", None)
     return env.get_template(TEMPLATE.name).render(
         notebooks=facts, plan=plan, headings=HEADINGS, words_per_minute=WORDS_PER_MINUTE,
-        facts_key=book.FACTS_KEY,
-        readme=f"{pub.repository}/blob/{pub.branch}/{README_SECTION}",
-        total_points=sum(f.points for f in facts),
-        total_read=sum(f.read_min for f in facts), total_run=sum(f.run_s for f in facts),
-        total_live=sum(len(f.live) for f in facts),
-        total_exercises=sum(len(f.exercises) for f in facts),
+        facts_key=book.FACTS_KEY, readme=f"{pub.repository}/blob/{pub.branch}/{README_SECTION}",
         map_figure=MAP_FIGURE, map_alt=map_alt(plan, facts) if plan else "")
 
 

@@ -395,20 +395,18 @@ def load(module, data):
             if _sealed[index] is None:  # the book's values: not in a student's edition
                 names = next(s for s in _sealed if s is not None)
                 return [(name, _not_here) for name, _ in names]
-            return [(name, checker_from(part, key, f"{module}.ex{_number}.{index}.{j}"))
-                    for j, (name, part) in enumerate(_sealed[index])]
+            return _checks(_sealed, key, module, _number, index)
 
         def hints(_hints=item["hints"], _variants=variants, **values):
             given = _hints[_variants.index(values)]
             return given if given is not None else next(h for h in _hints if h)
 
-        exercise = Exercise(
-            number, parts if variants else _fixed(sealed, key, module, number),
+        exercises.append(Exercise(
+            number, parts if variants else _checks(sealed, key, module, number, 0),
             hints=hints if variants else item["hints"][0], solution=HELD,
             open_part=item["open_part"],
             points=item["points"], variants=variants or None,
-            key=f"{module}.ex{number}")
-        exercises.append(exercise)
+            key=f"{module}.ex{number}"))
     return exercises
 
 
@@ -416,9 +414,10 @@ def _not_here(answer):
     raise Wrong("this edition checks your own values only: enter your student id first")
 
 
-def _fixed(sealed, key, module, number):
-    return [(name, checker_from(part, key, f"{module}.ex{number}.0.{j}"))
-            for j, (name, part) in enumerate(sealed[0])]
+def _checks(sealed, key, module, number, index):
+    """The (name, check) parts of variant ``index`` of a sealed exercise."""
+    return [(name, checker_from(part, key, f"{module}.ex{number}.{index}.{j}"))
+            for j, (name, part) in enumerate(sealed[index])]
 
 
 def seal_exercise(exercise, key, module, book=False):

@@ -2,12 +2,9 @@
 
     python course/student_edition.py --wheel-url URL [--out build/student] [--roster CSV]
 
-writes ``notebooks/`` (the chapter's notebooks, their setup cell installing the wheel from
-URL, a cell for the student's id, before each exercise with variants a cell that shows the
-student's values and starter lines that read them; no link to the solutions), ``dist/``
-(the wheel, ``wheel_name()``, its exercise modules sealed by course/sealed.py) and
-``README.md`` (course/README.md, "Building the student edition"). :func:`build_package` is
-also the package every grading kernel imports (course/grade.py).
+writes ``notebooks/``, ``dist/`` (the wheel, its exercise modules sealed by course/sealed.py)
+and ``README.md`` (course/README.md, "Building the student edition"). :func:`build_package`
+is also the package every grading kernel imports (course/grade.py).
 """
 
 import argparse

@@ -1,11 +1,6 @@
-"""The Gradescope autograder (course/autograder.py), run as Gradescope runs it.
-
-The zip is built once; each test unzips it into a temporary root laid out as Gradescope
-lays ``/autograder`` out and runs its ``run_autograder`` there (``AUTOGRADER_ROOT``), with
-this Python or one the kernel's user can start (the ``python`` fixture). The kernels run
-without bubblewrap (``AUTOGRADER_ISOLATION=none``), as in Gradescope's containers: as root
-(``make test-grade``), as a user of its own, one per job slot (``AUTOGRADER_SLOT``).
-"""
+"""The Gradescope autograder (course/autograder.py), run as Gradescope runs it: the zip, built
+once, unzipped into a root laid out as ``/autograder`` (``AUTOGRADER_ROOT``), kernels without
+bubblewrap as in Gradescope's containers: as root, each as a user of its own per job slot."""
 
 import concurrent.futures
 import json
@@ -67,6 +62,9 @@ def two_students():
 
 def notebook(*sources):
     return synthetic_class.notebook(sources)
+
+
+RIGHT = [("nb03.ipynb", notebook(IMPORT, OWN, EX2, EX3))]  # right for any student's d
 
 
 @pytest.fixture(scope="module")
@@ -319,20 +317,19 @@ def test_a_hostile_submission_reads_writes_and_imports_nothing_of_the_grader(zip
 
 def test_no_id_a_malformed_id_and_no_notebook_score_zero_with_a_clear_message(zip_path, python,
                                                                              tmp_path):
-    right = [("nb03.ipynb", notebook(IMPORT, OWN, EX2, EX3))]
-    no_id = gradescope_root(zip_path, tmp_path / "no_id", right,
+    no_id = gradescope_root(zip_path, tmp_path / "no_id", RIGHT,
                             {"email": "", "id": 4, "name": "No Id"})
-    malformed = gradescope_root(zip_path, tmp_path / "malformed", right,
+    malformed = gradescope_root(zip_path, tmp_path / "malformed", RIGHT,
                                 {"email": "m@example.edu", "id": 5, "name": "M",
                                  "sid": "not an id!"})
-    no_metadata = gradescope_root(zip_path, tmp_path / "no_users", right,
+    no_metadata = gradescope_root(zip_path, tmp_path / "no_users", RIGHT,
                                   metadata={"id": 1, "users": []})
     nothing = gradescope_root(zip_path, tmp_path / "no_notebook", [],
                               {"email": "n@example.edu", "id": 6, "name": "N",
                                "sid": "s1000006"})
     (nothing / "submission" / "answers.py").write_text("params_with_bias = 1\n")
     (nothing / "submission" / "sub").mkdir()
-    nbformat.write(right[0][1], str(nothing / "submission" / "sub" / "nb03.ipynb"))
+    nbformat.write(RIGHT[0][1], str(nothing / "submission" / "sub" / "nb03.ipynb"))
     results = run_all([no_id, malformed, no_metadata, nothing], python)
     for each in results:
         assert each["score"] == 0 and each["tests"] == [], each
@@ -346,11 +343,10 @@ def test_no_id_a_malformed_id_and_no_notebook_score_zero_with_a_clear_message(zi
 
 def test_results_json_is_written_even_when_the_grader_cannot_run(zip_path, python,
                                                                   tmp_path):
-    right = [("nb03.ipynb", notebook(IMPORT, OWN, EX2, EX3))]
     user = {"email": "c@example.edu", "id": 7, "name": "C", "sid": "s1000007"}
-    broken = gradescope_root(zip_path, tmp_path / "broken", right, user)
+    broken = gradescope_root(zip_path, tmp_path / "broken", RIGHT, user)
     (broken / "source" / "course" / "grade.py").write_text("raise RuntimeError('broken')\n")
-    no_python = gradescope_root(zip_path, tmp_path / "no_python", right, user)
+    no_python = gradescope_root(zip_path, tmp_path / "no_python", RIGHT, user)
     results = run_autograder(broken, python)
     assert results["score"] == 0 and results["tests"] == []
     assert results["output"].startswith("The autograder failed")
@@ -385,8 +381,7 @@ def test_several_notebooks_are_named_by_file_and_only_the_counted_score():
 
 
 def test_files_past_the_time_budget_are_not_run(zip_path, python, tmp_path):
-    right = [("nb03.ipynb", notebook(IMPORT, OWN, EX2, EX3))]
-    root = gradescope_root(zip_path, tmp_path / "late", right,
+    root = gradescope_root(zip_path, tmp_path / "late", RIGHT,
                            {"email": "l@example.edu", "id": 8, "name": "L", "sid": "s1000008"})
     config = root / "source" / "autograder.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "budget_s": 1}))

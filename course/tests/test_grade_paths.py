@@ -1,7 +1,6 @@
 """course/grade.py never writes over what it reads: a run whose OUT, roster.csv beside it or
 Gradescope results would land on the roster, a submission or inside SUBMISSIONS stops
-before anything is graded. No kernel runs here: course/tests/test_grade.py grades with the
-roster beside OUT, and runs the refusal from the command line."""
+before anything is graded (no kernel runs here)."""
 
 import os
 import pathlib

@@ -1,9 +1,6 @@
-"""The student edition (course/student_edition.py): sealed, and still a working check.
-
-Built once: every string of it (cells, outputs, the wheel's files, the sealed data but its
-hashes) is searched for the distinctive right answers of every student's variant and for
-the solutions' sentences; the wheel, installed apart, must accept each part's right answer
-for two students and refuse a wrong one."""
+"""The student edition (course/student_edition.py), built once: no string of it holds a
+student variant's distinctive right answer or a solution's sentence, and the wheel,
+installed apart, accepts each part's right answer for two students and refuses a wrong one."""
 
 import ast
 import json

@@ -1,27 +1,12 @@
-"""The chapter's site and slides in a real browser, offline.
-
-The site is built once per session into a tmp folder from the notebooks' stored outputs
-(``tools/chapter.py build --no-execute``: the same pages as `make chapter`, without running
-the notebooks again, which nbval does). Headless Chromium, driven by Playwright and started
-with the network unreachable, opens every page from ``file://`` (as in a lecture hall without
-a network) and checks what a reader relies on: the sidebar in chapter order with the
-solutions, the outline, search, typeset formulas, figures with alt text, previous/next links,
-the download and Colab buttons, links between pages, the local Colab badge, no Colab setup
-cell, a note instead of each widget, the slides, and axe-core's accessibility rules on
-every page (WCAG 2.1 AA; no violation of impact "serious" or "critical"). It fails if a page
-requests anything from outside the site. At a phone's 390x844 the visible menu buttons open
-the navigation and the outline, and at 1280 the menu button hides and shows the sidebar; at
-1280 no code block or output of any page scrolls sideways; and every slide of every deck
-fits a 1280x800 screen: nothing cut off at any edge, nothing scrolling sideways, no output
-wrapped.
-
-JupyterLab, Notebook 7 and RISE, where a student or lecturer runs the notebooks, are
-checked in tests/browser/test_browser_jupyter.py.
-
-Screenshots are written next to the built site (its folder is printed; set
-CHAPTER_SCREENSHOTS=DIR to also copy them there). Without Chromium (Debian: apt-get install
-chromium) the test is skipped locally; with the environment variable CI set, it fails.
-"""
+"""The chapter's site and slides in headless Chromium, offline (network unreachable), built
+once from the stored outputs (``tools/chapter.py build --no-execute``; fixtures in
+browsing.py): what a reader relies on, on every page (sidebar, outline, search, typeset
+formulas, figures with alt text, links, buttons, no Colab setup cell, a note for each
+widget, axe-core's WCAG 2.1 AA rules with no "serious" or "critical" violation, nothing
+requested from outside the site, nothing scrolling sideways at 1280), and the menus at a
+phone's and a laptop's width. The decks: test_browser_slides.py; JupyterLab, Notebook 7
+and RISE: test_browser_jupyter.py. Screenshots are written next to the built site (also
+into CHAPTER_SCREENSHOTS=DIR when set)."""
 
 import itertools
 import os
@@ -44,10 +29,6 @@ AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 WAIT_MS = 30_000  # for a page to load and typeset
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 LOCAL_SCHEMES = ("file:", "data:", "about:", "blob:")
-
-
-# The fixtures `browser` (headless Chromium, the network unreachable) and `site` (the built
-# site) are in tests/browser/browsing.py, shared with test_browser_slides.py.
 
 
 class Tab:
@@ -291,6 +272,15 @@ def test_every_page(site, tab, kind):
             deck = out / "slides" / pathlib.Path(where).name
             assert any(local_target(h) == deck for _, h in state["links"]), \
                 f"{where}: no link to its slides"
+        # The navigation cell links the site's pages, not Colab's nor the .ipynb files.
+        if rel == chapter_rels[0]:
+            title = book.title_of(book.read(ROOT / chapter_rels[1]))
+            nav = [local_target(h) for t, h in state["links"] if t == title]
+            assert nav[-1:] == [out / html_of(chapter_rels[1])], nav
+        assert colab.COLAB_LINK_TEXT not in [t for t, _ in state["links"]], where
+        assert "(in Colab)" not in state["text"], where
+        assert not [h for _, h in state["links"] if h.startswith("file:")
+                    and h.endswith(".ipynb") and "/_sources/" not in h], where
         problems += accessibility_problems(tab.page, where, everything=rel == chapter_rels[0])
     assert not problems, "\n".join(problems)
 
@@ -333,20 +323,6 @@ def test_teaching_plan_page(site, tab):
     assert state["typeset"] == state["math"] and state["rawMath"] == [], state["rawMath"]
     assert state["wide"] == [], state["wide"]
     assert accessibility_problems(tab.page, page.name) == []
-
-
-def test_pages_link_each_other_not_colab(site, tab):
-    """The navigation cell's Previous/Next: the site's pages (Colab's only on Colab)."""
-    out, chapter_rels, _ = site
-    state = state_of(tab, out / html_of(chapter_rels[0]))
-    nav = [(t, local_target(h)) for t, h in state["links"] if t == book.title_of(
-        book.read(ROOT / chapter_rels[1]))]
-    assert (nav[-1][1] if nav else None) == out / html_of(chapter_rels[1]), nav
-    # The notebook's "(in Colab)" links and relative .ipynb links are not on the page.
-    assert not [t for t, _ in state["links"] if t == colab.COLAB_LINK_TEXT], state["links"]
-    assert "(in Colab)" not in state["text"]
-    assert not [h for _, h in state["links"] if h.startswith("file:") and h.endswith(".ipynb")
-                and "/_sources/" not in h], state["links"]
 
 
 def test_search_works_from_file_urls(site, tab):
@@ -406,8 +382,13 @@ def test_menu_buttons_open_the_navigation_on_a_phone(site, browser):
         t.close()
 
 
-def test_menu_button_hides_and_shows_the_sidebar_on_a_laptop(site, tab):
-    """At 1280 the navigation is shown beside the text; ≡ hides it and shows it again."""
+def test_at_1280_the_menu_hides_the_sidebar_and_a_too_long_line_is_seen(site, tab):
+    """At 1280 the navigation is shown beside the text; ≡ hides it and shows it again. Every
+    page's visit asserts that no code block or output scrolls sideways (``state_of``'s
+    ``wide``); here, that the measure can fail: a line of the notebooks' length (and one
+    more) fits, a line of 100 does not."""
+    import hygiene
+
     out, chapter_rels, _ = site
     page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
     state = page.evaluate(SIDEBARS)
@@ -418,23 +399,6 @@ def test_menu_button_hides_and_shows_the_sidebar_on_a_laptop(site, tab):
     assert not page.evaluate(SIDEBARS)["primaryDialog"]
     button.click()
     page.wait_for_function(f"({SIDEBARS})().navigation", timeout=5000)
-
-
-# --- code and output fit the page -----------------------------------------------------------
-
-# Every block of code or printed output (and anything else in an output) that is wider than
-# its box: it scrolls sideways, or spills out of the text column.
-def test_code_and_outputs_fit_the_page_at_1280(site, tab):
-    """At 1280x900 no code block or output of any page scrolls sideways: the notebooks
-    keep to 79 characters a line (tests/notebooks/hygiene.py, ruff) and the page holds them.
-    Every page's visit asserts it (``state_of``'s ``wide``: the index, each chapter and
-    solutions page, the teaching plan); here, that the measure can fail."""
-    import hygiene
-
-    out, chapter_rels, _ = site
-    page = tab.open(out / html_of(chapter_rels[0]), MATH_DONE)
-    # A line one wider than the notebooks may hold (but not much wider) fits too, and a
-    # line of 100 does not.
     limit = hygiene.MAX_LINE
     assert page.evaluate(ADD_LINE, limit) is False, f"a {limit}-character line scrolls"
     assert page.evaluate(ADD_LINE, limit + 1) is False
@@ -443,109 +407,6 @@ def test_code_and_outputs_fit_the_page_at_1280(site, tab):
     page.evaluate("document.querySelectorAll('.probe').forEach(e => e.remove())")
     assert page.evaluate(WIDE_BLOCKS) == []
     screenshot(page, out.parent / "screenshot-code-1280.png")
-
-
-SLIDE_WITH_FORMULA = """() => {
-  const tops = Array.from(document.querySelectorAll('.reveal .slides > section'));
-  for (let h = 0; h < tops.length; h++) {
-    const inner = tops[h].querySelectorAll(':scope > section');
-    const list = inner.length ? Array.from(inner) : [tops[h]];
-    for (let v = 0; v < list.length; v++) {
-      if (list[v].querySelector('.MathJax_CHTML')) { return '#/' + h + '/' + v; }
-    }
-  }
-  return '';
-}"""
-
-
-def deck_problems(page, out, name):
-    """What is wrong with the open deck ``name`` of the site in ``out``: too few slides,
-    figures that did not load or have no alt text, links to missing files, no link to the
-    site (tests/browser/test_browser_slides.py checks every deck with it)."""
-    problems = []
-    if page.evaluate("document.querySelectorAll('.reveal .slides section').length") <= 1:
-        problems.append(f"{name}: one slide or none")
-    images = page.eval_on_selector_all(
-        "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
-               "i.naturalWidth > 0, i.getAttribute('alt')])")
-    problems += [f"{name}: image {src} did not load" for src, ok, _ in images if not ok]
-    problems += [f"{name}: image {src} has no alt text" for src, _, alt in images if not alt]
-    links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
-    targets = {local_target(h) for h in links}
-    problems += [f"{name}: link to missing {h}" for h in links
-                 if local_target(h) is not None and not local_target(h).exists()]
-    if out / "index.html" not in targets:
-        problems.append(f"{name}: no link to the site")
-    return problems
-
-
-def test_the_first_deck_shows_its_formulas(site, tab):
-    """The first deck, offline: its figures and links (as every deck's, in
-    tests/browser/test_browser_slides.py), and a slide whose formula MathJax shows."""
-    out, chapter_rels, _ = site
-    deck = out / "slides" / pathlib.Path(html_of(chapter_rels[0])).name
-    name = deck.name
-    page = tab.open(deck, "document.querySelector('.reveal.ready') && window.MathJax && "
-                          "MathJax.Hub && MathJax.Hub.queue.pending === 0")
-    assert deck_problems(page, out, name) == []
-    assert page.evaluate("document.querySelectorAll('.MathJax_Error').length") == 0, name
-    slide = page.evaluate(SLIDE_WITH_FORMULA)
-    assert slide, f"{name}: no slide holds a typeset formula"
-    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-title.png")
-    page.evaluate(f"location.hash = '{slide}'")
-    page.wait_for_timeout(1500)  # the slide transition
-    visible = page.evaluate(
-        "Array.from(document.querySelectorAll('section.present .MathJax_CHTML'))"
-        ".filter(e => e.getBoundingClientRect().width > 0).length")
-    screenshot(page, out.parent / f"screenshot-slides-{deck.stem}-formula.png")
-    assert visible > 0, f"{name}: the formula slide {slide} shows no formula"
-
-
-# Every slide of a deck, as [h, v] for Reveal.slide.
-SLIDE_INDICES = """() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s);
-  return [i.h, i.v || 0]; })"""
-# The deck's script marks a slide with data-zoom once it has fitted it (on "ready" for the
-# first slide, on "slidechanged" for the others).
-GO_TO_SLIDE = """([h, v]) => {
-  const i = Reveal.getIndices();
-  if (i.h === h && (i.v || 0) === v) { return; }
-  document.querySelectorAll('section[data-zoom]').forEach(s => s.removeAttribute('data-zoom'));
-  Reveal.slide(h, v);
-}"""
-SLIDE_SETTLED = ("Reveal.getCurrentSlide().hasAttribute('data-zoom') && "
-                 "MathJax.Hub.queue.pending === 0")
-# What of the current slide lies outside the window or scrolls sideways; how much the deck's
-# script shrank it to fit (data-zoom); how its outputs wrap.
-SLIDE_FIT = """() => {
-  const s = Reveal.getCurrentSlide();
-  const name = e => (e.innerText || e.alt || e.tagName).trim().split('\\n')[0].slice(0, 60);
-  const outside = [], sideways = [];
-  const parts = 'p, li, pre, img, table, h1, h2, h3, h4, .MathJax_Display, .MathJax_CHTML';
-  for (const e of s.querySelectorAll(parts)) {
-    if (e.closest('aside.notes')) { continue; }
-    const r = e.getBoundingClientRect();
-    if (r.width < 1 || r.height < 1) { continue; }
-    if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
-      outside.push([name(e), Math.round(r.left), Math.round(r.top), Math.round(r.right),
-                    Math.round(r.bottom)]);
-    }
-  }
-  for (const e of s.querySelectorAll('pre, .jp-OutputArea-output, .jp-InputArea-editor, '
-                                     + '.MathJax_Display')) {
-    if (e.scrollWidth > e.clientWidth + 1) {
-      sideways.push([name(e), e.scrollWidth, e.clientWidth]);
-    }
-  }
-  const wrapping = Array.from(s.querySelectorAll('.jp-OutputArea-output pre, .jp-InputArea pre'))
-    .map(e => getComputedStyle(e).whiteSpace).filter(w => w !== 'pre');
-  // Measured with its formulas laid out: each TeX source has its typeset formula beside it.
-  const shown = e => !e.closest('aside.notes');
-  const untypeset = Array.from(s.querySelectorAll('script[type^="math/tex"]')).filter(shown)
-    .length - Array.from(s.querySelectorAll('.MathJax_CHTML')).filter(shown)
-    .filter(e => e.getBoundingClientRect().width > 0).length;
-  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping, untypeset,
-          title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
-}"""
 
 
 def test_offline_check_catches_a_remote_request(site, tab):

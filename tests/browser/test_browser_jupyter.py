@@ -1,12 +1,8 @@
-"""Where a student or lecturer runs the notebooks, in a real browser.
-
-JupyterLab (with jupyterlab-rise) is started on a free loopback port over a copy of
-notebooks/. In JupyterLab and in Notebook 7 the navigation cell's Next link must open the
-next notebook, and in the RISE slideshow of `make present` at 1280x800 every slide taller
-than the screen must scroll to its end. Apart from tests/browser/test_browser.py (the built
-site), so that `make test`'s two workers can run the two side by side; the fixture
-``browser`` is in tests/browser/browsing.py.
-"""
+"""Where a student or lecturer runs the notebooks: JupyterLab (with jupyterlab-rise) on a
+loopback port over a copy of notebooks/. In JupyterLab and Notebook 7 the navigation cell's
+Next link opens the next notebook; in the RISE slideshow of `make present` at 1280x800 every
+slide taller than the screen scrolls to its end. A file apart from test_browser.py, so that
+`make test`'s two workers run the two side by side."""
 
 import os
 import secrets

@@ -1,12 +1,7 @@
 """Every slide of every deck fits a 1280x800 screen, in a real browser, offline; the
-lecture decks (tools/lecture.py) have at most LECTURE_SCREENS screens, the first shows the
-proposition on a slide, and no deck shows an assert.
-
-Apart from tests/browser/test_browser.py, whose page scripts it shares (the fixtures
-`browser` and `site` are in tests/browser/browsing.py), because it takes as long as the rest
-of that file: `make test` runs each test file on one worker, so the two halves run side by
-side.
-"""
+lecture decks (tools/lecture.py) are built, have at most LECTURE_SCREENS screens, the first
+shows the proposition on a slide, and no deck shows an assert. A file apart from
+test_browser.py, so that `make test`'s two workers run the two side by side."""
 
 import pathlib
 
@@ -17,16 +12,77 @@ import book
 import chapter
 import colab
 import lecture
-from test_browser import (
-    GO_TO_SLIDE,
-    SLIDE_FIT,
-    SLIDE_INDICES,
-    SLIDE_SETTLED,
-    WAIT_MS,
-    deck_problems,
-    html_of,
-    screenshot,
-)
+from test_browser import WAIT_MS, html_of, local_target, screenshot
+
+# Every slide of a deck, as [h, v] for Reveal.slide.
+SLIDE_INDICES = """() => Reveal.getSlides().map(s => { const i = Reveal.getIndices(s);
+  return [i.h, i.v || 0]; })"""
+# The deck's script marks a slide with data-zoom once it has fitted it (on "ready" for the
+# first slide, on "slidechanged" for the others).
+GO_TO_SLIDE = """([h, v]) => {
+  const i = Reveal.getIndices();
+  if (i.h === h && (i.v || 0) === v) { return; }
+  document.querySelectorAll('section[data-zoom]').forEach(s => s.removeAttribute('data-zoom'));
+  Reveal.slide(h, v);
+}"""
+SLIDE_SETTLED = ("Reveal.getCurrentSlide().hasAttribute('data-zoom') && "
+                 "MathJax.Hub.queue.pending === 0")
+# What of the current slide lies outside the window or scrolls sideways; how much the deck's
+# script shrank it to fit (data-zoom); how its outputs wrap.
+SLIDE_FIT = """() => {
+  const s = Reveal.getCurrentSlide();
+  const name = e => (e.innerText || e.alt || e.tagName).trim().split('\\n')[0].slice(0, 60);
+  const outside = [], sideways = [];
+  const parts = 'p, li, pre, img, table, h1, h2, h3, h4, .MathJax_Display, .MathJax_CHTML';
+  for (const e of s.querySelectorAll(parts)) {
+    if (e.closest('aside.notes')) { continue; }
+    const r = e.getBoundingClientRect();
+    if (r.width < 1 || r.height < 1) { continue; }
+    if (r.left < -1 || r.top < -1 || r.right > innerWidth + 1 || r.bottom > innerHeight + 1) {
+      outside.push([name(e), Math.round(r.left), Math.round(r.top), Math.round(r.right),
+                    Math.round(r.bottom)]);
+    }
+  }
+  for (const e of s.querySelectorAll('pre, .jp-OutputArea-output, .jp-InputArea-editor, '
+                                     + '.MathJax_Display')) {
+    if (e.scrollWidth > e.clientWidth + 1) {
+      sideways.push([name(e), e.scrollWidth, e.clientWidth]);
+    }
+  }
+  const wrapping = Array.from(s.querySelectorAll('.jp-OutputArea-output pre, .jp-InputArea pre'))
+    .map(e => getComputedStyle(e).whiteSpace).filter(w => w !== 'pre');
+  // Measured with its formulas laid out: each TeX source has its typeset formula beside it.
+  const shown = e => !e.closest('aside.notes');
+  const typeset = Array.from(s.querySelectorAll('.MathJax_CHTML')).filter(shown)
+    .filter(e => e.getBoundingClientRect().width > 0).length;
+  const untypeset = Array.from(s.querySelectorAll('script[type^="math/tex"]')).filter(shown)
+    .length - typeset;
+  return {zoom: Number(s.dataset.zoom), outside, sideways, wrapping, untypeset, typeset,
+          title: (s.querySelector('h1, h2, h3, p, pre')?.innerText || '').slice(0, 50)};
+}"""
+
+
+def deck_problems(page, out, name):
+    """What is wrong with the open deck ``name`` of the site in ``out``: too few slides,
+    MathJax errors, figures that did not load or have no alt text, links to missing files,
+    no link to the site."""
+    problems = []
+    if page.evaluate("document.querySelectorAll('.reveal .slides section').length") <= 1:
+        problems.append(f"{name}: one slide or none")
+    if page.evaluate("document.querySelectorAll('.MathJax_Error').length"):
+        problems.append(f"{name}: MathJax errors")
+    images = page.eval_on_selector_all(
+        "img", "is => is.map(i => [i.getAttribute('src').slice(0, 40), i.complete && "
+               "i.naturalWidth > 0, i.getAttribute('alt')])")
+    problems += [f"{name}: image {src} did not load" for src, ok, _ in images if not ok]
+    problems += [f"{name}: image {src} has no alt text" for src, _, alt in images if not alt]
+    links = page.eval_on_selector_all("a[href]", "as => as.map(a => a.href)")
+    targets = {local_target(h) for h in links}
+    problems += [f"{name}: link to missing {h}" for h in links
+                 if local_target(h) is not None and not local_target(h).exists()]
+    if out / "index.html" not in targets:
+        problems.append(f"{name}: no link to the site")
+    return problems
 
 # Reveal's transitions, and the pauses MathJax makes between its phases so that a browser
 # can paint in between (processSectionDelay, 50 ms a phase: about 0.2 s of the 0.25 s each
@@ -101,8 +157,7 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
     code or output scrolls sideways, and outputs never wrap (a printed table keeps its
     columns; a line too long for the slide would scroll, and fail). The slide types that
     split a notebook into slides come from tools/colab.py stamp. The lecture decks too, as
-    far as they are built (test_the_lecture_decks says when they are missing), and each
-    deck follows ``lecture_problems``."""
+    deck follows ``lecture_problems``; the first deck shows a typeset formula."""
     out, chapter_rels, _ = site
     context = browser.new_context(offline=True, viewport={"width": 1280, "height": 800})
     page = context.new_page()
@@ -110,8 +165,11 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.on("requestfailed", lambda r: r.failure != "net::ERR_FILE_NOT_FOUND" or errors.append(
         f"missing file: {r.url}"))
-    problems, shrunk, count = [], [], 0
-    lectures = [out / "slides" / f for f in LECTURE_FILES if (out / "slides" / f).is_file()]
+    problems, shrunk, count, formulas = [], [], 0, 0
+    lectures = [out / "slides" / f for f in LECTURE_FILES]
+    missing = [f for f in LECTURE_FILES if not (out / "slides" / f).is_file()]
+    assert not missing, (f"slides/{missing} not built: no cell of their notebooks is tagged "
+                         f"for them (tools/book.py LECTURE_DECKS)")
     try:
         for rel, deck in [*((None, d) for d in lectures),
                           *((r, out / "slides" / pathlib.Path(html_of(r)).name)
@@ -131,6 +189,7 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
                     problems.append(f"{where}: {fit['untypeset']} formulas not typeset")
                 if fit["wrapping"]:
                     problems.append(f"{where}: code or output wraps ({fit['wrapping'][:1]})")
+                formulas += fit["typeset"] if rel == chapter_rels[0] else 0
                 if fit["zoom"] < 1:
                     shrunk.append((fit["zoom"], deck, h, v))
                 if rel in (None, chapter_rels[0]) and (h, v) in {(0, 0), (2, 0)}:
@@ -144,28 +203,10 @@ def test_every_slide_fits_a_1280x800_screen(site, browser):
     finally:
         context.close()
     assert count > 5 * len(chapter_rels), f"only {count} slides seen"
+    assert formulas, f"no slide of {html_of(chapter_rels[0])} shows a typeset formula"
     assert errors == [], errors
     assert not problems, f"{len(problems)} problems in {count} slides at 1280x800:\n" + \
         "\n".join(problems)
-
-
-def test_the_lecture_decks(site, browser):
-    """`make chapter` builds lecture.html and lecture-2.html (tools/lecture.py: the cells
-    the authors tag), each within LECTURE_SCREENS screens, the first with the proposition on
-    a slide (their fit: test_every_slide_fits_a_1280x800_screen)."""
-    out = site[0]
-    missing = [f for f in LECTURE_FILES if not (out / "slides" / f).is_file()]
-    assert not missing, (f"slides/{missing} not built: no cell of their notebooks is tagged "
-                         f"for them (tools/book.py LECTURE_DECKS)")
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    try:
-        problems = []
-        for name in LECTURE_FILES:
-            open_deck(page, out / "slides" / name)
-            problems += lecture_problems(page, name)
-    finally:
-        page.close()
-    assert not problems, "\n".join(problems)
 
 
 def test_the_lecture_checks_on_a_made_up_deck(browser, tmp_path, monkeypatch):

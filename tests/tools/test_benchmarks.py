@@ -1,7 +1,5 @@
-"""Smoke tests of benchmarks/: the implementations agree, the report code works.
-
-Tiny sizes and no timing: `make bench` measures, these only check the machinery.
-"""
+"""Smoke tests of benchmarks/: the implementations and the decodes agree, the report code
+works. Tiny sizes; timing rounds only with a tiny min_run_time, to check the machinery."""
 
 import pathlib
 import sys
@@ -12,6 +10,7 @@ import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "benchmarks"))
 
+import decode  # noqa: E402
 import memory  # noqa: E402
 import mha_impls  # noqa: E402
 import notebook_times  # noqa: E402
@@ -200,3 +199,61 @@ def test_summary_quotes_the_targets_and_notebooks():
     assert text.count("**met**") == 3 and "MISSED" not in text
     assert "01: 1.0 + 2.0 + 3.0 = 6.0 s" in text and "Failed: 02_y.ipynb." in text
     assert "after each round: 1.0, 2.5" in text
+
+
+# --- benchmarks/decode.py -------------------------------------------------------------------
+
+TINY = {"num_hiddens": 16, "num_heads": 4, "batch_size": 2, "num_tokens": 5}
+
+
+@pytest.mark.parametrize("num_kv_heads", [1, 2, 4])
+def test_both_decodes_equal_one_causal_pass(num_kv_heads):
+    model = decode.build(16, 4, num_kv_heads)
+    largest, cache = decode.check(model, decode.tokens(2, 5, 16))
+    assert largest < 1e-5
+    assert cache.keys.shape == cache.values.shape == (2, num_kv_heads, 5, 4)
+    assert decode.cache_bytes(cache) == decode.formula_bytes(2, 5, num_kv_heads, 4, 4) == (
+        2 * 2 * 5 * num_kv_heads * 4 * 4)
+
+
+def test_the_decode_check_compares_with_the_causal_pass_and_can_fail(monkeypatch):
+    model, X = decode.build(16, 4, 2), decode.tokens(2, 5, 16)
+    with torch.no_grad():
+        full = model(X, X, X)  # without the causal mask: differs but at the last token
+    with_cache, _ = decode.decode_with_cache(model, X)
+    assert (with_cache - full).abs().max() > 1e-3
+    torch.testing.assert_close(with_cache[:, -1], full[:, -1], rtol=1e-5, atol=1e-6)
+    monkeypatch.setattr(decode, "decode_without_cache", lambda model, X: torch.zeros(2, 5, 16))
+    with pytest.raises(AssertionError, match="causal forward pass"):
+        decode.check(model, X)
+
+
+def run_tiny(**kwargs):
+    options = {"kv_heads": (1, 4), "max_rounds": 1, "min_rounds": 1, "min_run_time": 1e-3,
+               "threads": 1, "log": lambda message: None, **kwargs}
+    return decode.run(TINY, **options)
+
+
+def test_the_decode_run_measures_every_configuration_and_is_reported():
+    results = run_tiny()
+    assert results["rounds"] == 1 and results["config"] == TINY
+    assert [e["num_kv_heads"] for e in results["entries"]] == [1, 4]
+    for entry in results["entries"]:
+        assert entry["cache_bytes"] == entry["formula_bytes"]
+        assert all(len(times) == 1 for times in entry["seconds"].values())
+        assert all(rate > 0 for rate in entry["tokens_per_s"].values())
+    meta = {"date": "today", "nproc": 2, "cpu": "cpu", "torch": torch.__version__,
+            "threads": 1, "rounds": 1, "min_run_time": 0.1}
+    text = report.markdown({"meta": meta, "decode": results})
+    assert "## Decoding with and without a KV cache" in text
+    rows = [line for line in text.splitlines() if line.startswith("|")]
+    assert len(rows) == 2 + 2 and len({row.count("|") for row in rows}) == 1
+    assert "| 1 |" in rows[2] and "| 4 |" in rows[3]
+    line = [part for part in report.summary({"meta": meta, "decode": results}).split("\n")
+            if "Decoding" in part]
+    assert len(line) == 1 and "1 kv head:" in line[0] and "4 kv heads" in line[0]
+
+
+def test_decode_rounds_stop_at_the_budget_but_not_before_the_minimum():
+    assert run_tiny(max_rounds=5, min_rounds=2, budget_s=0.0)["rounds"] == 2
+    assert run_tiny(max_rounds=3, min_rounds=1, budget_s=1e9)["rounds"] == 3

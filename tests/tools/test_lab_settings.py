@@ -1,11 +1,6 @@
-"""JupyterLab's settings for the chapter: jupyter/lab/settings/overrides.json (issue 18.8).
-
-The venv step of the Makefile copies the file into the venv's JupyterLab application
-settings (``<venv>/share/jupyter/lab/settings/``), where JupyterLab reads its overrides of
-the extensions' defaults, so that `make lab` and `make present` never ask every student
-whether to fetch the "official Jupyter news". These tests read the settings as JupyterLab
-does (jupyterlab_server), so a misspelt extension or setting fails them.
-"""
+"""jupyter/lab/settings/overrides.json (issue 18.8), which the Makefile copies into the venv,
+keeps `make lab` and `make present` from asking whether to fetch the "official Jupyter
+news"; read as JupyterLab reads it (jupyterlab_server), so a misspelt setting fails."""
 
 import json
 import pathlib

@@ -1,9 +1,6 @@
 """The lecture decks (tools/lecture.py) and what tools/chapter.py does with them, on a small
-chapter made here: which cells a deck takes and in what order, how its screens are counted
-(and that reveal.js gets that many leaf sections), asserts stripped from the displayed
-code, a deck with no tagged cell, an unknown deck; the notation table on the front page.
-No browser: tests/browser/test_browser_slides.py checks the built decks in one.
-"""
+chapter made here; the notation table on the front page (the chapter's own: the browser
+test of the index page). No browser: tests/browser/test_browser_slides.py has one."""
 
 import contextlib
 import html
@@ -258,20 +255,6 @@ def test_the_front_page_shows_the_notation_cell_and_the_lecture_decks_first():
     assert chapter.notation_md(without, PUB, "notebooks/01_one.ipynb") == ""
     assert "otation" not in chapter.index_md("Heads", rels, [], {
         "notebooks/01_one.ipynb": "01_one.html"})
-
-
-def test_the_chapter_notation_cell_is_on_the_front_page():
-    """Notebook 1's cell tagged notation (once there is one) is what the front page shows."""
-    first = book.chapter_notebooks()[0]
-    nb = book.read(first)
-    cells = [c for c in nb.cells if book.NOTATION_TAG in book.tags(c)]
-    if not cells:
-        pytest.skip(f"{first.name} has no cell tagged {book.NOTATION_TAG!r} yet")
-    rel = book.relpath_of(first)
-    page = chapter.index_md("T", {rel: "One"}, [], {rel: "01.html"}, (),
-                            chapter.notation_md(nb, PUB, rel))
-    table = [line for line in cells[0].source.splitlines() if line.startswith("|")]
-    assert table and "\n".join(table) in page
 
 
 def test_build_takes_the_decks_with_tagged_cells(root):

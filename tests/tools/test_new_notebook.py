@@ -1,13 +1,8 @@
-"""A notebook's facts live in the notebook (issue 42): adding one touches its own files only.
-
-The first test adds notebook 11 to a copy of the repository (notebook 1 retitled as a lab,
-its solutions and ``d2lutil/exercises/nb11.py``, each a copy of notebook 1's) and checks that
-`tools/colab.py stamp`, the build (the teaching plan, the site and the slides, from the
-stored outputs) and the hygiene checks take it with no other file changed but what the
-stamper writes: the navigation cell of notebook 10 and the README's contents and count
-(the test after it holds the README to them). Last, CONTRIBUTING.md's list of
-``d2lutil``'s modules is held to the package.
-"""
+"""A notebook's facts live in the notebook (issue 42): adding notebook 11 (copies of notebook
+1's files) to a copy of the repository changes no other file but what `tools/colab.py
+stamp` writes (notebook 10's navigation cell, the README's contents and count), and the
+build and hygiene checks take it. CONTRIBUTING.md's list of d2lutil's modules is held to
+the package."""
 
 import contextlib
 import hashlib
