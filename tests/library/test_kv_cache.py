@@ -135,21 +135,14 @@ def test_cross_attention_caches_the_memory_once(fused):
 
 # ------------------------------------------------------------------ the API
 
-def test_an_empty_cache():
-    cache = KVCache()
-    assert len(cache) == 0 and cache.nbytes() == 0
-    assert cache.keys is None and cache.values is None and cache.owner is None
-    assert repr(cache) == "KVCache(empty)"
-
-
 def test_reset_empties_the_cache_for_a_new_batch():
-    model = model_with(2)
-    cache = KVCache()
-    decode(model, tokens(), 3, cache)
-    assert cache.owner is model
-    assert "length=7" in repr(cache)
-    cache.reset()
-    assert len(cache) == 0 and cache.nbytes() == 0 and cache.owner is None
+    model, cache = model_with(2), KVCache()
+    for _ in range(2):  # new, then reset
+        assert len(cache) == 0 and cache.nbytes() == 0 and repr(cache) == "KVCache(empty)"
+        assert cache.keys is None and cache.values is None and cache.owner is None
+        decode(model, tokens(), 3, cache)
+        assert cache.owner is model and "length=7" in repr(cache)
+        cache.reset()
     X = tokens(batch_size=3, seed=4)
     with torch.no_grad():
         expected = model(X, X, X, causal_lens(1, LENGTH, batch_size=3))

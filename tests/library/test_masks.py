@@ -1,14 +1,12 @@
-"""d2lutil.masks: each converter checked against torch's own reading of the mask.
-
-SDPA (True = attend), the additive mask and d2lutil's valid_lens path must give the same
-attention; nn.MultiheadAttention's key_padding_mask and attn_mask (True = NOT allowed) must
-agree with each other. Every length is >= 1: a row with no valid key has no agreed answer.
-Comparisons are in float64 (round-off only: atol 1e-12).
+"""d2lutil.masks: SDPA (True = attend), the additive mask and d2lutil's valid_lens path
+must give the same attention (float64, atol 1e-12); every length is >= 1, since a row with
+no valid key has no agreed answer. nn.MultiheadAttention reads valid_lens_to_key_padding's
+masks in test_attention.py (test_equals_torch_multihead_attention); notebook 10 asserts
+that torch's key_padding_mask equals its negated attn_mask.
 """
 
 import pytest
 import torch
-from torch import nn
 from torch.nn import functional as F
 
 from d2lutil import DotProductAttention, masked_softmax
@@ -69,65 +67,6 @@ def test_additive_mask_adds_to_scores_as_masked_softmax(valid_lens):
     additive = bool_to_additive(valid_lens_to_bool(valid_lens, NUM_KEYS), torch.float64)
     torch.testing.assert_close(F.softmax(scores + additive[:, 0], dim=-1),
                                masked_softmax(scores, valid_lens), rtol=0, atol=1e-12)
-
-
-def torch_mha(seed=0):
-    torch.manual_seed(seed)
-    return nn.MultiheadAttention(NUM_HEADS * HEAD_SIZE, NUM_HEADS, bias=False,
-                                 batch_first=True).double().eval()
-
-
-def mha_inputs():
-    width = NUM_HEADS * HEAD_SIZE
-    return (randn(BATCH_SIZE, NUM_QUERIES, width, seed=4),
-            randn(BATCH_SIZE, NUM_KEYS, width, seed=5), randn(BATCH_SIZE, NUM_KEYS, width, seed=6))
-
-
-def as_torch_attn_mask(sdpa_mask):
-    """An SDPA mask (batch_size, 1, rows, num_keys), True = attend, as nn.MultiheadAttention's
-    3-D attn_mask (batch_size * num_heads, num_queries, num_keys), True = NOT allowed."""
-    mask = sdpa_mask.expand(-1, NUM_HEADS, NUM_QUERIES, -1)
-    return ~mask.reshape(-1, NUM_QUERIES, NUM_KEYS)
-
-
-@torch.no_grad()
-def test_key_padding_mask_equals_attn_mask_in_torch_mha():
-    mha, (queries, keys, values) = torch_mha(), mha_inputs()
-    with_padding = mha(queries, keys, values, need_weights=False,
-                       key_padding_mask=valid_lens_to_key_padding(PER_SEQUENCE, NUM_KEYS))[0]
-    with_attn_mask = mha(queries, keys, values, need_weights=False, attn_mask=as_torch_attn_mask(
-        valid_lens_to_bool(PER_SEQUENCE, NUM_KEYS)))[0]
-    torch.testing.assert_close(with_padding, with_attn_mask, rtol=0, atol=1e-12)
-
-
-@torch.no_grad()
-def test_per_query_lens_as_torch_mha_attn_mask_equal_sdpa():
-    mha, (queries, keys, values) = torch_mha(), mha_inputs()
-    expected = F.scaled_dot_product_attention(
-        *(X.reshape(BATCH_SIZE, -1, NUM_HEADS, HEAD_SIZE).transpose(1, 2)
-          for X in (F.linear(X, W) for X, W in zip((queries, keys, values),
-                                                   mha.in_proj_weight.chunk(3), strict=True))),
-        attn_mask=valid_lens_to_bool(PER_QUERY, NUM_KEYS))
-    expected = mha.out_proj(expected.transpose(1, 2).reshape(BATCH_SIZE, NUM_QUERIES, -1))
-    output = mha(queries, keys, values, need_weights=False,
-                 attn_mask=as_torch_attn_mask(valid_lens_to_bool(PER_QUERY, NUM_KEYS)))[0]
-    torch.testing.assert_close(output, expected, rtol=0, atol=1e-12)
-
-
-@torch.no_grad()
-def test_pitfall_sdpa_mask_passed_to_torch_mha_attends_to_padding():
-    """nn.MultiheadAttention's boolean attn_mask means True = NOT allowed: an SDPA mask
-    passed as it is attends to the padding alone, exactly the key_padding_mask inverted."""
-    mha, (queries, keys, values) = torch_mha(), mha_inputs()
-    lens = torch.tensor([3, 2])  # every sequence has valid keys and padding
-    sdpa_mask = valid_lens_to_bool(lens, NUM_KEYS).expand(-1, NUM_HEADS, NUM_QUERIES, -1)
-    wrong = mha(queries, keys, values, need_weights=False,
-                attn_mask=sdpa_mask.reshape(-1, NUM_QUERIES, NUM_KEYS))[0]
-    padding = valid_lens_to_key_padding(lens, NUM_KEYS)
-    right = mha(queries, keys, values, need_weights=False, key_padding_mask=padding)[0]
-    only_padding = mha(queries, keys, values, need_weights=False, key_padding_mask=~padding)[0]
-    torch.testing.assert_close(wrong, only_padding, rtol=0, atol=1e-12)
-    assert (wrong - right).abs().max() > 1e-3
 
 
 @LENS
