@@ -30,7 +30,7 @@ import torch
 from .attention import MultiHeadAttention, valid_key_mask
 
 __all__ = ["Reference", "CausalReference", "HeadAxisAttention", "LoopAttention",
-           "LAYOUTS", "CATALOGUE", "Entry"]
+           "LAYOUTS", "CATALOGUE", "Entry", "mystery", "diagnose", "VERDICTS"]
 
 
 class Reference(MultiHeadAttention):
@@ -108,8 +108,17 @@ class MaskInverted(Reference):
         return None if mask is None else ~mask  # BUG: the same inversion
 
 
+class CausalMaskInverted(MaskInverted, CausalReference):
+    """(c) as reported: decoder self-attention whose causal mask is the wrong way round,
+    so each query sees the future and not its own past."""
+
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False, causal=True):
+        super().__init__(num_hiddens, num_heads, dropout, bias, causal)
+
+
 class DroppedCausalMask(CausalReference):
-    """(d) Decoder self-attention that accepts ``causal=True`` and never applies it."""
+    """(d) Decoder self-attention that accepts ``causal=True`` and never applies it (in the
+    report, on the code path that does not fuse the attention)."""
 
     def causal_mask(self, num_queries, num_keys, device):
         return None  # BUG: the flag is stored, the mask is never built
@@ -139,7 +148,8 @@ class MaskOverQueries(Reference):
 
 class RepeatNotInterleave(Reference):
     """(g) Lengths repeated with ``repeat`` for the folded heads, where ``repeat_interleave``
-    is needed: folded row i * num_heads + j gets the lengths of another sequence."""
+    is needed: folded row i * num_heads + j gets the lengths of another sequence. The
+    report has the mirror image: heads folded head-major, the mask repeated per sequence."""
 
     def padding_mask(self, valid_lens, num_queries, num_keys):
         if valid_lens is None:
@@ -154,7 +164,8 @@ class RepeatNotInterleave(Reference):
 class MaskNotBroadcastOverHeads(Reference):
     """(g') A mask (batch_size, 1 or num_queries, num_keys) with no head axis: broadcast
     against (batch_size, num_heads, ...) its batch axis lines up with the heads, so head j
-    gets sequence j's mask. Silent when batch_size = num_heads; otherwise a RuntimeError."""
+    gets sequence j's mask. Silent when batch_size = num_heads; otherwise a RuntimeError.
+    The report's mask had two axes, (batch_size, num_keys), and raised."""
 
     def padding_mask(self, valid_lens, num_queries, num_keys):
         if valid_lens is None:
@@ -224,7 +235,7 @@ CATALOGUE = {
     "no_transpose": Entry(
         NoTransposeHeads, Reference,
         "positions mixed across heads: the output depends on the order of the keys",
-        "bentrevett/pytorch-seq2seq #148; harvardnlp/annotated-transformer #118",
+        "reczoo/FuxiCTR #30; jsbaan/transformer-from-scratch #4 (fixed by #6)",
         "check_keys_permuted"),
     "scale_by_num_hiddens": Entry(
         ScaleByNumHiddens, Reference,
@@ -232,9 +243,9 @@ CATALOGUE = {
         "jadore801120/attention-is-all-you-need-pytorch #49; "
         "brightmart/bert_language_understanding #9", "check_matches_torch"),
     "mask_inverted": Entry(
-        MaskInverted, Reference,
-        "padding is attended and valid keys ignored: changing a padded key changes the output",
-        "rasbt/LLMs-from-scratch #1061 (fixed in #1062)", "check_padding_ignored"),
+        CausalMaskInverted, CausalReference,
+        "each query sees the future and not its past: a later token changes earlier outputs",
+        "rasbt/LLMs-from-scratch #1061 (fixed by #1062)", "check_future_ignored"),
     "causal_dropped": Entry(
         DroppedCausalMask, CausalReference,
         "every query sees the future: changing a later token changes earlier outputs",
@@ -242,19 +253,21 @@ CATALOGUE = {
     "keys_from_queries": Entry(
         KeysFromQueries, Reference,
         "cross-attention never reads the encoder: the output ignores the keys and values",
-        "keitakurita/Practical_NLP_in_PyTorch PR #8", "check_matches_torch"),
+        "keitakurita/Practical_NLP_in_PyTorch #1 (fixed in c90e740)", "check_matches_torch"),
     "mask_over_queries": Entry(
         MaskOverQueries, Reference,
-        "padded keys are attended, padded queries zeroed: the mask of the wrong sequence",
-        "fchollet/deep-learning-with-python-notebooks #209", "check_padding_ignored"),
+        "padded keys are attended, padded queries zeroed: the mask laid over the queries",
+        "hyunwoongko/transformer #40", "check_padding_ignored"),
     "repeat_not_interleave": Entry(
         RepeatNotInterleave, Reference,
         "head j of sequence i masked with another sequence's lengths",
-        "airalcorn2/baller2vec #1", "check_padding_ignored"),
+        "lsdefine/attention-is-all-you-need-keras #36 (the mirror image)",
+        "check_padding_ignored"),
     "mask_not_broadcast": Entry(
         MaskNotBroadcastOverHeads, Reference,
         "head j of every sequence masked with sequence j's lengths (batch_size = num_heads)",
-        "phlippe/uvadlc_notebooks #67", "check_padding_ignored"),
+        "phlippe/uvadlc_notebooks #67 (a mask of two axes there, which raised)",
+        "check_padding_ignored"),
     "causal_top_left": Entry(
         TopLeftCausalMask, CausalReference,
         "step-by-step decoding with a KVCache differs from one causal pass",
@@ -263,3 +276,33 @@ CATALOGUE = {
 
 #: Correct modules of three layouts: heads folded into the batch, a head axis, a loop.
 LAYOUTS = (Reference, HeadAxisAttention, LoopAttention)
+
+
+# Notebook 10's clinic: three modules to diagnose with tests of one's own, before the
+# library's tests are shown. No points; the answers are here, for the instructor.
+VERDICTS = ("correct", "keys", "padding", "future", "heads")
+_MYSTERIES = {1: (MaskOverQueries, "padding"), 2: (Reference, "correct"),
+              3: (DroppedCausalMask, "future")}
+
+
+def mystery(number):
+    """Mystery module ``number`` (1, 2 or 3): a class with the book's interface,
+    ``Mystery(num_hiddens, num_heads)``, whose bug, if it has one, its name does not say.
+    Mystery 3 is decoder self-attention, meant to be causal."""
+    if number not in _MYSTERIES:
+        raise ValueError(f"number must be 1, 2 or 3, got {number!r}")
+    return type("Mystery", (_MYSTERIES[number][0],), {"__module__": "mystery"})
+
+
+def diagnose(number, verdict):
+    """Print whether ``verdict`` for mystery ``number`` is right: "correct", or the behaviour
+    that breaks ("keys", "padding", "future", "heads"); ``...`` while not answered."""
+    if verdict is ...:
+        print(f"Mystery {number}: not answered yet. Test it, then set verdict.")
+    elif verdict not in VERDICTS:
+        print(f"Mystery {number}: verdict must be one of " + ", ".join(VERDICTS) + ".")
+    elif verdict == _MYSTERIES[number][1]:
+        print(f"Mystery {number}: {verdict!r} is right.")
+    else:
+        print(f"Mystery {number}: {verdict!r} is not it: which behaviour did your test see "
+              "break, if any?")

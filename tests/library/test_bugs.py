@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch import nn
 
-from d2lutil import MultiHeadAttention, check_shape
+from d2lutil import MultiHeadAttention, bugs, check_shape
 from d2lutil import behaviour as B
 from d2lutil.bugs import (
     CATALOGUE,
@@ -103,7 +103,8 @@ FAILS = {
     "no_transpose": {"check_keys_permuted", "check_padding_ignored", "check_heads_independent",
                      "check_matches_torch"},
     "scale_by_num_hiddens": {"check_matches_torch"},
-    "mask_inverted": {"check_padding_ignored", "check_matches_torch"},
+    "mask_inverted": {"check_padding_ignored", "check_future_ignored", "check_matches_torch",
+                      "check_cache_matches_full_pass"},
     "causal_dropped": {"check_future_ignored", "check_matches_torch",
                        "check_cache_matches_full_pass"},
     "keys_from_queries": {"check_matches_torch"},
@@ -206,3 +207,30 @@ def test_the_behaviour_tests_leave_the_callers_random_state():
     B.check_keys_permuted(MultiHeadAttention)
     B.check_padding_ignored(MultiHeadAttention)
     assert torch.equal(torch.get_rng_state(), before)
+
+
+CHECK_OF = {"keys": B.check_keys_permuted, "padding": B.check_padding_ignored,
+            "future": B.check_future_ignored, "heads": B.check_heads_independent}
+
+
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_a_mysterys_one_right_verdict_is_what_the_behaviour_tests_find(number, capsys):
+    cls = bugs.mystery(number)
+    assert cls.__name__ == "Mystery" and "Mystery" in repr(cls(8, 2))
+    for verdict in (..., "mask", *bugs.VERDICTS):
+        bugs.diagnose(number, verdict)
+    said = capsys.readouterr().out.splitlines()
+    assert "not answered yet" in said[0] and "must be one of" in said[1]
+    (verdict,) = [v for v, line in zip(bugs.VERDICTS, said[2:], strict=True)
+                  if line.endswith("is right.")]
+    causal = issubclass(cls, bugs.CausalReference)
+    for name, check in CHECK_OF.items():
+        if name == ("keys" if causal else "future"):
+            continue  # a causal output depends on the order of the keys
+        if name == verdict:
+            with pytest.raises(AssertionError):
+                check(cls)
+        else:
+            check(cls)
+    with pytest.raises(ValueError, match="number must be 1, 2 or 3"):
+        bugs.mystery(4)
