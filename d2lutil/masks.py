@@ -101,7 +101,8 @@ def bool_to_valid_lens(mask):
 
 def bool_to_additive(mask, dtype=torch.float32):
     """An SDPA boolean mask (True = may attend) as an additive float mask: 0 where True,
-    -inf where False, same shape. A row with no True is all -inf: SDPA gives NaN there."""
+    -inf where False, same shape. A row with no True is all -inf: SDPA (torch 2.14, CPU)
+    returns zeros there, `nn.MultiheadAttention` NaN."""
     _check_mask("mask", mask, "bool")
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype, got {dtype!r}")
