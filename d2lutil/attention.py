@@ -248,7 +248,7 @@ def _check_width(name, tensor, projection):
 def _check_call(module, args, kwargs):
     """Forward pre-hook of ``MultiHeadAttention``: ``_check_inputs`` on a call's arguments.
     A call that lacks queries, keys or values is left to ``forward``'s own TypeError."""
-    given = dict(zip(("queries", "keys", "values", "valid_lens"), args), **kwargs)
+    given = dict(zip(("queries", "keys", "values", "valid_lens"), args, strict=False), **kwargs)
     if all(name in given for name in ("queries", "keys", "values")):
         module._check_inputs(*(given.get(name) for name in (
             "queries", "keys", "values", "valid_lens", "head_mask", "cache")))
