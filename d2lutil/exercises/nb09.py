@@ -49,16 +49,18 @@ ex1 = Exercise(
         "`1 - turned(choice_all, soft, \"S\")`.",
     ],
     solution=(
-        "With the look-ahead head off, about two thirds of the rows of a g spoken JH "
-        "before e, i or y are said G, far more than with any other head off, while the "
-        "rows the dictionary says G before the same letters get no worse: that head "
-        "brings what makes a g soft, as it does for the c. With every head on, the soft "
-        "g is missed more often than the soft c (a third of its rows at seed 0, against "
-        "one in twenty). The dictionary says why: a c before e, i or y is S in four "
-        "words of five, a g before them JH in only about half (gem, giant; but get, "
-        "girl). Looking ahead is needed for a soft g, and it is not enough: the model "
-        "must also know the word. The worked solution computes it in "
-        "`solutions/09_solutions.ipynb`."),
+        "With the look-ahead head off, nearly three quarters of the rows of a g spoken "
+        "JH before e, i or y are said G at seed 0, far more than with any other head "
+        "off, while the rows the dictionary says G before the same letters get no "
+        "worse: that head brings what makes a g soft, as it does for the c. With every "
+        "head on, the soft g is missed more often than the soft c (a third of its rows "
+        "at seed 0, against one in twenty). The dictionary says why: at the start of a "
+        "word, a c before e, i or y is S in four words of five, a g before them JH in "
+        "only about half (gem, giant; but get, girl). At seed 0 the anchor, on the g "
+        "itself, pulls the other way: with it off, most G rows before e, i or y go "
+        "wrong and almost no JH row is said G. Looking ahead is needed for a soft g, "
+        "and it is not enough: the model must also know the word. The worked solution "
+        "computes it in `solutions/09_solutions.ipynb`."),
     open_part="why the soft g is missed more, and what the G rows say",
     open_book={
         0: "the head test runs on the shipped trained model, the same for every "

@@ -5,17 +5,30 @@ asserted by notebooks/solutions/09_solutions.ipynb). Exercise 2's variants chang
 number of heads and the head, the width staying 64: the right answers, read off a bare
 ``MultiHeadAttention`` as the solutions notebook reads them (the input columns of ``W_o``
 that a head switched off leaves at zero, and the entries of its block of ``W_o``), are
-``ANSWERS`` (see tests/exercises/test_exercise_variants.py). Here: the hints.
+``ANSWERS`` (see tests/exercises/test_exercise_variants.py). Here: the hints, and exercise
+1's hint followed word for word after a full run of notebook 9 (its names still mean what
+the hint says: tests/notebooks/hygiene.py keeps loops from rebinding them).
 """
 
 import functools
 import re
 
+import nbformat
 import pytest
 import torch
 
+import book
 import d2lutil
 from d2lutil.exercises.nb09 import ex2
+
+# Exercise 1's hint, followed with the notebook's names; the check's verdict is printed.
+FOLLOW_HINT = """\
+g_jh = letter_rows("g", "eiy", "JH")
+said_g = {i: turned(teacher_forced(head_off(i))[1], g_jh, "G") for i in range(num_heads)}
+turner = max(said_g, key=said_g.get)
+role = {anchor: "anchor", look: "look-ahead"}.get(turner, "other")
+missed_more = 1 - turned(choice_all, g_jh, "JH") > 1 - turned(choice_all, soft, "S")
+print(ex1.check(role, missed_more))"""
 
 
 def read_off(num_hiddens, num_heads, head):
@@ -50,3 +63,11 @@ def test_ex2_hints_name_the_head_not_the_answers(i):
     for _, checker in parts:
         assert not re.search(rf"(?<![\d.]){checker.expected}(?![\d.])", text), (
             checker.expected, text)
+
+
+def test_ex1_hint_leads_to_the_answer_after_a_full_run():
+    path = book.ROOT / "notebooks" / "09_reading_the_heads.ipynb"
+    nb = book.clear_outputs(book.read(path))
+    nb.cells.append(nbformat.v4.new_code_cell(FOLLOW_HINT))
+    book.notebook_client(nb, path).execute()
+    assert nb.cells[-1].outputs[-1].text.strip().endswith("True"), nb.cells[-1].outputs

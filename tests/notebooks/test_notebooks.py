@@ -45,6 +45,7 @@ CHECKS = {
 CHAPTER_CHECKS = {
     "structure": hygiene.check_structure,
     "no_forward_reference": hygiene.check_no_forward_reference,
+    "hint_names_kept": hygiene.check_hint_names_kept,
 }
 
 # The lesson of the first lecture's notebooks (those of its deck, 1 to 5; book.lesson_words:

@@ -346,6 +346,15 @@ def test_threads_may_be_cited_in_references_only(nb):
     only(hygiene.check_student_prose(nb, NAME), f"cell {refs - 1}", "an issue thread ('issue 36')")
 
 
+def test_a_loop_rebinding_a_name_a_hint_names_fails(nb):
+    """A lesson cell's loop may not rebind a global that an exercise's hint names."""
+    recap = section(nb, "## Recap")
+    nb.cells.insert(recap, new_code_cell("for scale in (1, 2):\n    pass"))
+    assert hygiene.check_hint_names_kept(nb, NAME, names={"math"}) == []
+    only(hygiene.check_hint_names_kept(nb, NAME, names={"scale"}), NAME, f"cell {recap} ",
+         "loop rebinds `scale`", f"set in cell {section(nb, 'scale =')}")
+
+
 def test_a_name_a_later_notebook_builds_fails(nb, heads, solutions):
     """A notebook uses no name its facts' later_names hold, in code or prose."""
     heads.metadata[book.FACTS_KEY]["later_names"] = {
