@@ -11,7 +11,9 @@ deliberately broken notebook. What a notebook is (tags, badge, output texts) com
 tools/book.py.
 """
 
+import ast
 import copy
+import importlib
 import re
 import warnings
 
@@ -396,6 +398,61 @@ def check_no_forward_reference(nb, name):
     return problems
 
 
+def hint_names(name):
+    """The globals the book's hints of the notebook's exercises (``d2lutil.exercises.nbNN``)
+    name: a span in backticks that is a name, or starts with a call of one."""
+    number = re.match(r"(\d\d)_", name.rsplit("/", 1)[-1])
+    try:
+        module = importlib.import_module(f"d2lutil.exercises.nb{number.group(1)}")
+    except (AttributeError, ModuleNotFoundError):
+        return set()
+    hints = [h for ex in map(vars(module).get, module.__all__) for h in ex.built(0)[1]]
+    spans = [s.strip() for h in hints for s in re.findall(r"`([^`]+)`", h)]
+    return {m[1] for m in (re.fullmatch(r"([A-Za-z_]\w*)(\(.*)?", s) for s in spans) if m}
+
+
+def bound_names(source):
+    """{name: "loop" or "set"}: the globals a cell binds (a for loop's target: "loop")."""
+    found = {}
+    def visit(node, kind):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, "set")
+            return
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+                             ast.GeneratorExp)):
+            return
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                found.setdefault((alias.asname or alias.name).split(".")[0], "set")
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            found.setdefault(node.id, kind)
+        for child in ast.iter_child_nodes(node):
+            loop = isinstance(node, (ast.For, ast.AsyncFor)) and child is node.target
+            visit(child, "loop" if loop else kind)
+    try:
+        visit(ast.parse(source), "set")
+    except SyntaxError:  # a cell magic: no Python to read
+        pass
+    return found
+
+
+def check_hint_names_kept(nb, name, names=None):
+    """No lesson cell (before '## Exercises') rebinds, as a for loop's variable, a global
+    that an exercise's hint names (``hint_names``) and an earlier cell set: after a full
+    run, the name still holds what the hint means."""
+    names = hint_names(name) if names is None else names
+    home, problems = {}, []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and cell.source.startswith("## Exercises"):
+            break
+        for n, kind in bound_names(cell.source if cell.cell_type == "code" else "").items():
+            if n in home and kind == "loop":
+                problems.append(f"{where(name, i, cell)}: its loop rebinds `{n}`, which an "
+                                f"exercise's hint names (set in cell {home[n]}): rename it")
+            elif n in names and kind == "set":
+                home.setdefault(n, i)
+    return problems
+
 def check_live_tags(nb, name):
     """A live tag (book.LIVE_PREFIX + its purpose) is on a code cell, once per notebook
     (once per chapter: ``check_chapter_live_tags``)."""
@@ -514,10 +571,8 @@ def check_prose_numbers(nb, name, allowed=()):
     """Every decimal and every 4+ digit integer of the Markdown appears in an output."""
     texts = [t for cell in nb.cells if cell.cell_type == "code" for t in book.output_texts(cell)]
     problems = []
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type != "markdown" or book.NAV_TAG in book.tags(cell):
-            continue
-        missing = [n for n in prose_numbers(cell.source)
+    for i, cell, outside, _ in _prose_parts(nb):  # the References may span several cells
+        missing = [n for n in prose_numbers(outside)
                    if n not in allowed and not number_in(n, texts)]
         if missing:
             problems.append(
