@@ -2,10 +2,13 @@
 
 ``ex1``: the split and the merge of heads in the head-axis layout (two functions);
 ``ex2``: a whole multi-head attention class with the book's interface, checked against the
-library's with the same weights (``modules.implementation``); ``ex3``: a behaviour test
-that fails the ``repeat`` for ``repeat_interleave`` bug and passes every correct module
-(``modules.behaviour_test``). Points by the chapter's scale (1 look-up, 2 computation or
-derivation, 3 implementation or proof): each exercise is an implementation, 3 points.
+library's with the same weights and biases, with and without dropout; a class that takes
+its attention from d2lutil, d2l or torch is refused (``modules.implementation``);
+``ex3``: a behaviour test that fails the ``repeat`` for ``repeat_interleave`` bug and
+passes every correct module, given modules whose names and types say nothing and with the
+library's behaviour tests refused (``modules.behaviour_test``). Points by the chapter's
+scale (1 look-up, 2 computation or derivation, 3 implementation or proof): each exercise
+is an implementation, 3 points.
 The worked solutions are ``notebooks/solutions/10_solutions.ipynb``.
 """
 
@@ -107,7 +110,9 @@ ex2 = Exercise(
         "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
         "products over head_size = num_hiddens / num_heads; mask the keys past "
         "`valid_lens` for every head of the sequence (a length per sequence or per "
-        "query); softmax; mix the values; merge the heads; `W_o`.",
+        "query); softmax; dropout on the weights; mix the values; merge the heads; `W_o`. "
+        "Keep `num_heads` as an attribute, pass `bias` on to the four projections, and use "
+        "`nn.Dropout(dropout)`, which changes nothing in `eval()` mode.",
         "The mask: `torch.arange(num_keys) < valid_lens[..., None]` gives (batch_size, "
         "num_keys) or (batch_size, num_queries, num_keys); add the head axis at 1 so it "
         "broadcasts over the heads, and fill the scores where it is False with a large "
@@ -118,7 +123,9 @@ ex2 = Exercise(
         "over heads. `solutions/10_solutions.ipynb` writes all three and each passes. The "
         "slips the check names: a reshape without the transpose, the scores divided by "
         "sqrt(num_hiddens) instead of sqrt(head_size), a mask the wrong way round or not "
-        "broadcast over the heads, keys and values taken from the queries."),
+        "broadcast over the heads, keys and values taken from the queries, dropout never "
+        "applied or left on in `eval()` mode (`F.dropout` needs `training=self.training`), "
+        "`bias` not passed on to the projections, a lazy `W_o` never called."),
     points=3,  # an implementation
     open_book={0: OPEN_BOOK},
 )

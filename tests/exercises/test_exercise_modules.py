@@ -1,65 +1,125 @@
 """d2lutil.exercises.modules: a class the student writes, checked against the reference with
 the same weights, in the student's kernel or from the results the grader brings back (that
-run: course/tests/test_codec.py)."""
+run: course/tests/test_codec.py). The student-like classes here (three layouts, each step a
+method) serve test_exercises_nb10.py's table of wrong answers too."""
+
+import math
 
 import pytest
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from d2lutil import MultiHeadAttention
-from d2lutil.bugs import HeadAxisAttention, LoopAttention, ScaleByNumHiddens
+from d2lutil import MultiHeadAttention, behaviour
 from d2lutil.exercises import CallResults, Exercise, Raised
-from d2lutil.exercises.modules import Case, implementation, refuse_delegation
+from d2lutil.exercises.modules import (
+    Case,
+    _behaviour_functions,
+    implementation,
+    refuse_behaviour_tests,
+    refuse_delegation,
+)
 
 CASES = [Case(8, 2, 2, 3, 4, "sequence", 0), Case(8, 4, 1, 2, 5, "none", 1),
          Case(12, 3, 3, 4, 2, "query", 2), Case(4, 1, 2, 1, 3, "sequence", 3)]
 
 
-class SDPAHeads(HeadAxisAttention):
-    """A correct class whose heads go through F.scaled_dot_product_attention (allowed)."""
+class HeadAxis(nn.Module):
+    """A student's class: a head axis from the split to the merge, each step a method."""
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fused = True
+    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
+        super().__init__()
+        self.num_heads, self.dropout = num_heads, nn.Dropout(dropout)
+        self.W_q, self.W_k, self.W_v, self.W_o = (self.linear(num_hiddens, bias)
+                                                  for _ in range(4))
+
+    def linear(self, num_hiddens, bias):
+        return nn.LazyLinear(num_hiddens, bias=bias)
+
+    def project(self, queries, keys, values):
+        return self.W_q(queries), self.W_k(keys), self.W_v(values)
+
+    def split(self, X):  # (b, n, d) -> (b, h, n, d / h)
+        return X.reshape(*X.shape[:2], self.num_heads, -1).transpose(1, 2)
+
+    def merge(self, X):  # (b, h, n, d / h) -> (b, n, d)
+        return X.transpose(1, 2).reshape(X.shape[0], X.shape[2], -1)
+
+    def scale(self, head_size):
+        return math.sqrt(head_size)
+
+    def mask(self, valid_lens, num_keys):  # (b, 1, 1 or n, m), True = may attend
+        lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
+        return (torch.arange(num_keys) < lens[..., None])[:, None]
+
+    def softmax(self, scores):
+        return F.softmax(scores, dim=-1)
+
+    def drop(self, weights):
+        return self.dropout(weights)
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = (self.split(X) for X in self.project(queries, keys, values))
+        scores = Q @ K.transpose(2, 3) / self.scale(Q.shape[-1])
+        if valid_lens is not None:
+            scores = scores.masked_fill(~self.mask(valid_lens, K.shape[2]), -1e9)
+        return self.W_o(self.merge(self.drop(self.softmax(scores)) @ V))
 
 
-class ScaledByWidth(HeadAxisAttention):  # the scores divided by sqrt(d), not sqrt(d / h)
-    score_scale = ScaleByNumHiddens.score_scale
+class Folded(HeadAxis):
+    """The book's layout: heads folded into the batch, the lengths repeated per head."""
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = (self.split(X).flatten(0, 1) for X in self.project(queries, keys, values))
+        scores = Q @ K.transpose(1, 2) / math.sqrt(Q.shape[-1])  # (b * h, n, m)
+        if valid_lens is not None:
+            lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
+            lens = lens[:, None] if lens.dim() == 1 else lens
+            scores = scores.masked_fill(torch.arange(K.shape[1]) >= lens[..., None], -1e9)
+        out = self.drop(F.softmax(scores, dim=-1)) @ V
+        return self.W_o(self.merge(out.unflatten(0, (-1, self.num_heads))))
 
 
-class NoTranspose(HeadAxisAttention):  # heads split by a reshape alone: positions mixed
-    def split(self, X):
-        return X.reshape(X.shape[0], self.num_heads, X.shape[1], -1)
+class Loop(HeadAxis):
+    """A loop over the heads, each through F.scaled_dot_product_attention (allowed)."""
+
+    def forward(self, queries, keys, values, valid_lens=None):
+        Q, K, V = self.project(queries, keys, values)
+        p = Q.shape[-1] // self.num_heads
+        mask = None if valid_lens is None else self.mask(valid_lens, K.shape[1])[:, 0]
+        heads = [F.scaled_dot_product_attention(
+            *(X[..., j * p:(j + 1) * p] for X in (Q, K, V)), attn_mask=mask,
+            dropout_p=self.dropout.p if self.training else 0.0) for j in range(self.num_heads)]
+        return self.W_o(torch.cat(heads, dim=-1))
 
 
 class Delegating(nn.Module):
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
         self.inner = MultiHeadAttention(num_hiddens, num_heads, dropout, bias)
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            self.inner.W_q, self.inner.W_k, self.inner.W_v, self.inner.W_o)
 
     def forward(self, queries, keys, values, valid_lens=None):
         return self.inner(queries, keys, values, valid_lens)
 
 
-class Torchs(HeadAxisAttention):
+class Torchs(HeadAxis):
     def forward(self, queries, keys, values, valid_lens=None):
         attention = nn.MultiheadAttention(queries.shape[-1], self.num_heads, bias=False,
                                           batch_first=True)
-        return attention(self.W_q(queries), self.W_k(keys), self.W_v(values))[0]
+        return attention(*self.project(queries, keys, values))[0]
 
 
 class Starter(nn.Module):  # the notebook's starter cell, untouched
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
+        self.num_heads = num_heads
 
     def forward(self, queries, keys, values, valid_lens=None):
         ...
 
 
 CHECK = implementation(MultiHeadAttention, CASES)
+TRIED = len(CHECK.cases())  # CASES and 4 more: 2 with bias, 2 with dropout
 
 
 def wrong_message(answer, check=CHECK):
@@ -68,23 +128,29 @@ def wrong_message(answer, check=CHECK):
     return str(caught.value)
 
 
-@pytest.mark.parametrize("cls", [HeadAxisAttention, LoopAttention, SDPAHeads])
+@pytest.mark.parametrize("cls", [HeadAxis, Folded, Loop])
 def test_correct_classes_of_any_layout_pass(cls):
     CHECK(cls)
 
 
-@pytest.mark.parametrize("cls, stage", [
-    (ScaledByWidth, "between the projections and W_o"),
-    (NoTranspose, "between the projections and W_o")])
-def test_a_bug_names_the_case_and_the_first_stage_that_departs(cls, stage):
-    message = wrong_message(cls)
-    assert message.startswith("wrong for num_hiddens = 8, num_heads = 2")
-    assert stage in message and "of 4 cases tried" in message
+def test_bias_and_dropout_cases_are_added_to_those_given():
+    assert [(c.bias, c.dropout) for c in CHECK.cases()[4:]] == [(True, 0), (True, 0),
+                                                                 (False, .5), (False, .5)]
+
+
+def test_a_bug_names_the_case_and_the_first_stage_that_departs():
+    scaled = type("Scaled", (HeadAxis,), {"scale": lambda self, p: math.sqrt(p * 2)})
+    message = wrong_message(scaled)
+    assert message.startswith("wrong for num_hiddens = 8, num_heads = 2, a batch of 2, 3 "
+                              "queries and 4 keys, valid_lens per sequence: your class first "
+                              "departs at the step between the projections and W_o, by up to ")
+    assert message.endswith(f". It is wrong in {TRIED} of the {TRIED} cases tried.")
 
 
 def test_a_diagnosis_is_added_when_the_class_is_at_hand():
     check = implementation(MultiHeadAttention, CASES, diagnose=lambda cls: "divides by 4")
-    assert wrong_message(ScaledByWidth, check).endswith("\ndivides by 4")
+    assert wrong_message(type("S", (HeadAxis,), {"scale": lambda s, p: 1}), check).endswith(
+        "\ndivides by 4")
 
 
 @pytest.mark.parametrize("cls", [Delegating, Torchs])
@@ -92,13 +158,16 @@ def test_delegating_to_a_library_attention_is_refused(cls):
     assert "may not call d2lutil's, d2l's or torch's" in wrong_message(cls)
 
 
-def test_the_guard_puts_everything_back():
-    before = (MultiHeadAttention.forward, nn.MultiheadAttention.forward,
-              F.multi_head_attention_forward)
+def test_the_guards_refuse_however_a_function_was_bound_and_put_everything_back():
+    bound = (MultiHeadAttention.forward, nn.MultiheadAttention.__init__,
+             behaviour.check_padding_ignored, *_behaviour_functions())
+    codes = [function.__code__ for function in bound]
     with refuse_delegation(), pytest.raises(RuntimeError, match="may not call"):
-        MultiHeadAttention(4, 2)(torch.ones(1, 2, 4), torch.ones(1, 2, 4), torch.ones(1, 2, 4))
-    assert before == (MultiHeadAttention.forward, nn.MultiheadAttention.forward,
-                      F.multi_head_attention_forward)
+        bound[0](MultiHeadAttention(4, 2), *[torch.ones(1, 2, 4)] * 3)
+    with refuse_behaviour_tests(), pytest.raises(RuntimeError, match="not available"):
+        bound[2](MultiHeadAttention)
+    assert [function.__code__ for function in bound] == codes
+    behaviour.check_padding_ignored(MultiHeadAttention)
 
 
 def test_the_starter_is_not_answered_and_other_things_are_named(capsys):
@@ -113,17 +182,18 @@ def test_the_starter_is_not_answered_and_other_things_are_named(capsys):
 def test_checking_leaves_the_random_state_alone():
     torch.manual_seed(7)
     before = torch.get_rng_state()
-    CHECK(HeadAxisAttention)
+    CHECK(Loop)
     assert torch.equal(torch.get_rng_state(), before)
 
 
 def test_results_brought_back_are_judged_here():
-    results = CallResults(CHECK.run(HeadAxisAttention, case) for case in CASES)
+    results = CallResults(CHECK.run(HeadAxis, case) for case in CHECK.cases())
     CHECK(results)
     results[2] = dict(results[2], output=results[2]["output"] + 1e-2)
     assert "W_o or after it" in wrong_message(results)
-    assert "raised ValueError (no)" in wrong_message(CallResults([Raised("ValueError", "no")] * 4))
-    assert "results of 4 cases" in wrong_message(CallResults([]))
+    raised = CallResults([Raised("ValueError", "no")] * TRIED)
+    assert "your class raised ValueError (no) for " in wrong_message(raised)
+    assert f"results of {TRIED} cases" in wrong_message(CallResults([]))
 
 
 def test_a_starter_left_as_it_is_is_not_answered_here_and_from_the_grader(capsys):
@@ -134,12 +204,12 @@ def test_a_starter_left_as_it_is_is_not_answered_here_and_from_the_grader(capsys
     ex = Exercise(2, [("your class", CHECK)], hints=["h"], solution="s")
     assert not ex.check(ReturnsDots)
     assert "not answered yet" in capsys.readouterr().out
-    brought_back = CallResults(CHECK.run(ReturnsDots, case) for case in CASES)
+    brought_back = CallResults(CHECK.run(ReturnsDots, case) for case in CHECK.cases())
     assert ex.check_part(0, brought_back).message == "not answered yet"
 
 
 def test_the_checks_own_complaint_comes_back_as_it_is():
     results = CallResults([Raised("Wrong", "your module has no projection W_q with a weight")]
-                          * len(CASES))
+                          * TRIED)
     message = wrong_message(results)
     assert message.startswith("your module has no projection W_q with a weight, for ")
