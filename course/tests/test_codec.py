@@ -10,13 +10,13 @@ import sys
 import numpy as np
 import pytest
 import torch
-from torch.nn import functional as F
 
 import codec
 import grade
 import grade_runner
 from d2lutil import MultiHeadAttention
 from d2lutil.exercises import CallResults, Raised, cases
+from student_layouts import HeadAxis
 
 CHAPTER = grade.load_chapter()
 
@@ -101,25 +101,6 @@ def test_decode_rebuilds_the_answers_the_checkers_know():
                 {"$": "built", "module": "cases", "name": "refusing_attention", "args": []}):
         with pytest.raises(ValueError):
             decode(bad)
-
-
-class HeadAxis(torch.nn.Module):  # a student's correct class: a head axis, SDPA
-    def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
-        super().__init__()
-        self.num_heads, self.dropout = num_heads, dropout
-        self.W_q, self.W_k, self.W_v, self.W_o = (
-            torch.nn.LazyLinear(num_hiddens, bias=bias) for _ in range(4))
-
-    def forward(self, queries, keys, values, valid_lens=None):
-        Q, K, V = (W(X).unflatten(-1, (self.num_heads, -1)).transpose(1, 2)
-                   for W, X in ((self.W_q, queries), (self.W_k, keys), (self.W_v, values)))
-        mask = None
-        if valid_lens is not None:  # (b, 1, 1 or n, m), True = may attend
-            lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
-            mask = (torch.arange(K.shape[2]) < lens[..., None])[:, None]
-        out = F.scaled_dot_product_attention(
-            Q, K, V, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
-        return self.W_o(out.transpose(1, 2).flatten(2))
 
 
 class IgnoresLens(HeadAxis):  # a wrong class: every key is valid

@@ -14,7 +14,6 @@ import math
 
 import pytest
 import torch
-from test_exercise_modules import Folded, HeadAxis, Loop
 from torch import nn
 from torch.nn import functional as F
 
@@ -24,6 +23,7 @@ from d2lutil.exercises import CallResults, Raised
 from d2lutil.exercises.answers import Wrong
 from d2lutil.exercises.modules import _reference_weights, _run
 from d2lutil.exercises.nb10 import ex2, ex3
+from student_layouts import Folded, HeadAxis, Loop
 
 DOT = attention.DotProductAttention.forward  # bound before the check
 D2L = type("MultiHeadAttention", (nn.Module,), {"__module__": "d2l.torch"})  # d2l's, by name
