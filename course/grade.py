@@ -26,6 +26,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import nbformat
@@ -58,6 +59,10 @@ MAX_ITEMS = 100_000  # numbers in one answer
 # processes and threads (the command line's and the autograder's defaults).
 LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
 MEMORY_WORDS = ("MemoryError", "allocate memory", "out of memory")
+# Judging runs in the grader's worker threads. It draws modules and inputs from torch's
+# global random state (seeded, forked) and, for a class answer, swaps library functions to
+# refuse them: both are process-wide, so one submission is judged at a time.
+JUDGE_LOCK = threading.Lock()
 STATUS_NOTES = {  # the first note of a row whose run ended so
     "time limit": "stopped at the {limit} s limit of a submission",
     "kernel died": "the kernel died in cell {cell}",
@@ -382,7 +387,8 @@ def grade(path, chapter, options, slot=0, student_id=None, why_no_id=None):
             row["note"] = why_no_id or "no student id: graded on nothing"
             return row
         result = run_submission(path, notebook, options, slot, student_id)
-        _fill(row, notebook, result, options, student_id)
+        with JUDGE_LOCK:
+            _fill(row, notebook, result, options, student_id)
     except Exception as error:  # a bug of the grader: the row says so, the others go on
         row["status"] = "grader error"
         row["note"] = f"{type(error).__name__}: {error}"[:300]

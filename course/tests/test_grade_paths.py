@@ -2,11 +2,14 @@
 Gradescope results would land on the roster, a submission or inside SUBMISSIONS stops
 before anything is graded (no kernel runs here)."""
 
+import concurrent.futures
 import os
 import pathlib
+import time
 
 import pytest
 
+import book
 import grade
 
 ROSTER = b"id,name,email\r\ns1,Ada,ada@example.org\r\n"
@@ -110,3 +113,24 @@ def test_a_roster_beside_out_under_another_name_is_accepted(course):
                                    "course/class.csv"])
     assert grade.output_paths(options.out)[1] == pathlib.Path("course/roster.csv")
 
+
+
+def test_the_grader_threads_judge_one_submission_at_a_time(tmp_path, monkeypatch):
+    """Judging draws from torch's global random state and may swap library functions, both
+    process-wide: two workers finishing together take turns (grade.JUDGE_LOCK)."""
+    inside, most = [], []
+
+    def fill(*args, **kwargs):
+        inside.append(1)
+        most.append(len(inside))
+        time.sleep(0.2)
+        inside.pop()
+
+    monkeypatch.setattr(grade, "run_submission", lambda *args, **kwargs: {})
+    monkeypatch.setattr(grade, "_fill", fill)
+    options = grade.Options(tmp_path / "grades.csv", jobs=2, isolation="none", book=True)
+    path = next(p for p in book.solution_notebooks() if book.number(p) == "01")
+    chapter = grade.load_chapter()
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        rows = list(pool.map(lambda _: grade.grade(path, chapter, options), range(2)))
+    assert [row["status"] for row in rows] == ["", ""] and max(most) == 1
