@@ -258,7 +258,7 @@ def checker_from(data, key, tag):
     kind = data["kind"]
     if kind == "public":
         module, name = data["build"].split(":")
-        return getattr(importlib.import_module(module), name)()
+        return getattr(importlib.import_module(module), name)(**data.get("args", {}))
     return _CHECKS[kind](data, key, tag)
 
 
@@ -444,7 +444,7 @@ def _seal_part(exercise, index, checker, key, tag):
     of a function of d2lutil.exercises.public that makes it) as that name."""
     public = getattr(checker, "public_build", None)
     if public:
-        return {"kind": "public", "build": public}
+        return {"kind": "public", "build": public, "args": getattr(checker, "public_args", {})}
     try:
         return seal(checker, key, tag)
     except Unsealable as error:

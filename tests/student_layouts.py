@@ -1,6 +1,7 @@
 """Correct multi-head attention written as a student would, in three layouts, each step a
 method a test can replace: what notebook 10's exercise 2 must accept (tests/exercises and
-course/tests/test_codec.py)."""
+course/tests/test_codec.py). A subclass with ``causal = "top-left"`` or ``"bottom-right"``
+masks the future too, as a student's variant asks."""
 
 import math
 
@@ -11,6 +12,8 @@ from torch.nn import functional as F
 
 class HeadAxis(nn.Module):
     """A student's class: a head axis from the split to the merge, each step a method."""
+
+    causal = "no"
 
     def __init__(self, num_hiddens, num_heads, dropout=0.0, bias=False):
         super().__init__()
@@ -37,6 +40,11 @@ class HeadAxis(nn.Module):
         lens = valid_lens[:, None] if valid_lens.dim() == 1 else valid_lens
         return (torch.arange(num_keys) < lens[..., None])[:, None]
 
+    def future(self, num_queries, num_keys):  # (n, m), True = a key the query may not see
+        last = torch.arange(num_queries)[:, None] + (
+            0 if self.causal == "top-left" else num_keys - num_queries)
+        return torch.arange(num_keys) > last
+
     def softmax(self, scores):
         return F.softmax(scores, dim=-1)
 
@@ -48,6 +56,8 @@ class HeadAxis(nn.Module):
         scores = Q @ K.transpose(2, 3) / self.scale(Q.shape[-1])
         if valid_lens is not None:
             scores = scores.masked_fill(~self.mask(valid_lens, K.shape[2]), -1e9)
+        if self.causal != "no":
+            scores = scores.masked_fill(self.future(*scores.shape[-2:]), -1e9)
         return self.W_o(self.merge(self.drop(self.softmax(scores)) @ V))
 
 
@@ -61,6 +71,8 @@ class Folded(HeadAxis):
             lens = torch.repeat_interleave(valid_lens, self.num_heads, dim=0)
             lens = lens[:, None] if lens.dim() == 1 else lens
             scores = scores.masked_fill(torch.arange(K.shape[1]) >= lens[..., None], -1e9)
+        if self.causal != "no":
+            scores = scores.masked_fill(self.future(*scores.shape[-2:]), -1e9)
         out = self.drop(F.softmax(scores, dim=-1)) @ V
         return self.W_o(self.merge(out.unflatten(0, (-1, self.num_heads))))
 
@@ -72,6 +84,9 @@ class Loop(HeadAxis):
         Q, K, V = self.project(queries, keys, values)
         p = Q.shape[-1] // self.num_heads
         mask = None if valid_lens is None else self.mask(valid_lens, K.shape[1])[:, 0]
+        if self.causal != "no":
+            seen = ~self.future(Q.shape[1], K.shape[1])
+            mask = seen if mask is None else mask & seen
         heads = [F.scaled_dot_product_attention(
             *(X[..., j * p:(j + 1) * p] for X in (Q, K, V)), attn_mask=mask,
             dropout_p=self.dropout.p if self.training else 0.0) for j in range(self.num_heads)]

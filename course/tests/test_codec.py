@@ -15,7 +15,7 @@ import codec
 import grade
 import grade_runner
 from d2lutil import MultiHeadAttention
-from d2lutil.exercises import CallResults, Raised, cases
+from d2lutil.exercises import CallResults, Raised, cases, nb10
 from student_layouts import HeadAxis
 
 CHAPTER = grade.load_chapter()
@@ -118,7 +118,7 @@ def test_the_runners_last_cell_sends_what_the_grader_judges(tmp_path, monkeypatc
     module, name, index, _ = functions["MyMultiHeadAttention"]
     cells = [grade_runner.answers_cell(notebook.names, sent, str(path), grade.MAX_ITEMS)
              for sent in (functions, {"MyMultiHeadAttention": [module, name, index, None]})]
-    for cls, points, says in ((HeadAxis, 3, "correct"),
+    for cls, points, says in ((HeadAxis, nb10.ex2.max_points, "correct"),
                               (IgnoresLens, 0, "first departs at"),
                               (MultiHeadAttention, 0, "may not call d2lutil's")):
         exec(cells[0], {"MyMultiHeadAttention": cls})

@@ -139,7 +139,8 @@ def test_a_custom_checker_cannot_be_sealed_nor_a_part_of_one_even_open_book():
         sealed.seal_exercise(exercise, KEY, "test")
     custom.public_build = "d2lutil.exercises.public:diffuse_shares_checker"
     data = json.loads(json.dumps(sealed.seal_exercise(exercise, KEY, "test")))
-    assert data["parts"][0][0][1] == {"kind": "public", "build": custom.public_build}
+    assert data["parts"][0][0][1] == {"kind": "public", "build": custom.public_build,
+                                      "args": {}}
 
 
 def test_a_sealed_mask_reads_booleans_and_broadcasts_and_hides_its_shape():
@@ -168,6 +169,11 @@ each_chapter_exercise = pytest.mark.parametrize(
     "name, exercise", _chapter_exercises(), ids=[f"{n}.{e.name}" for n, e in _chapter_exercises()])
 
 
+# Parts with no one answer to try here (a class) that vary: the book's answer fails every
+# student's variant in tests/exercises/test_exercise_variants.py, from the notebook's ANSWERS
+VARIED_BY_ANSWERS = {"nb10.ex2[0]"}
+
+
 @each_chapter_exercise
 def test_every_graded_part_varies_or_is_open_book(name, exercise):
     """A part that varies: the book's answer is wrong in every variant a student can draw;
@@ -182,7 +188,8 @@ def test_every_graded_part_varies_or_is_open_book(name, exercise):
         student = exercise.for_variant(index)
         for j, (_, checker) in enumerate(book_parts):
             if not hasattr(checker, "expected") or getattr(checker, "kind", "") == "function":
-                assert j in exercise.open_book, (name, exercise.name, j)
+                assert j in exercise.open_book or (
+                    f"{name}.{exercise.name}[{j}]" in VARIED_BY_ANSWERS), (name, exercise.name, j)
                 continue
             result = student.check_part(j, checker.expected)
             if j in exercise.open_book:

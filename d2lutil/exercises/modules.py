@@ -43,6 +43,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 from torch.nn import functional as F
+from torch.overrides import TorchFunctionMode
 
 from d2lutil.exercises.answers import NotAnswered, Wrong, as_array, kind_of
 from d2lutil.exercises.checkers import CallResults, Raised
@@ -50,6 +51,8 @@ from d2lutil.exercises.checkers import CallResults, Raised
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 OBSERVED = ("W_q", "W_k", "W_v", "W_o input", "output")  # what run returns, in order
 TRAINING = "training output"  # and, for a case with dropout, the output in training mode
+SCORES = "score shapes"  # and the shape of the scores each softmax (or SDPA) was given
+MAX_CALLS = 64  # the most softmax calls one forward's record keeps
 ATOL, RTOL = 1e-5, 1e-4  # float32, the answer's own arithmetic against the reference's
 NOT_ANSWERED = "not answered"  # what run brings back for a starter cell left as it is
 BORROWED = "your class takes its attention from a library"  # how run's refusal begins
@@ -211,6 +214,66 @@ def _copy_into(module, name, weight, bias):
         theirs.copy_(bias)
 
 
+class ScoreShapes(TorchFunctionMode):
+    """While active, records the shape of the scores that each softmax, or each
+    ``F.scaled_dot_product_attention``, is given: (..., num_queries, num_keys). The shapes
+    tell a class's layout (:func:`layout_of`)."""
+
+    SOFTMAX = (F.softmax, torch.softmax, torch.Tensor.softmax)
+
+    def __init__(self):
+        super().__init__()
+        self.shapes = []
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if len(self.shapes) < MAX_CALLS and args and isinstance(args[0], torch.Tensor):
+            if func in self.SOFTMAX:
+                self.shapes.append(tuple(args[0].shape))
+            elif func is F.scaled_dot_product_attention:
+                key = args[1] if len(args) > 1 else kwargs.get("key")
+                if isinstance(key, torch.Tensor) and key.dim() >= 2:
+                    self.shapes.append((*args[0].shape[:-1], key.shape[-2]))
+        return func(*args, **kwargs)
+
+    def as_tensor(self):
+        """The shapes as rows of 4 sizes, aligned right (0 where a shape has fewer)."""
+        rows = [[0] * (4 - len(shape[-4:])) + list(shape[-4:]) for shape in self.shapes]
+        return torch.tensor(rows, dtype=torch.float32).reshape(-1, 4)
+
+
+LAYOUTS = {"folded": "the heads folded into the batch, one softmax over scores of shape "
+                     "(batch_size * num_heads, num_queries, num_keys)",
+           "head axis": "a head axis, one softmax over scores of shape (batch_size, "
+                        "num_heads, num_queries, num_keys)",
+           "loop over heads": "a loop over the heads, one softmax per head, each over scores "
+                              "of shape (batch_size, num_queries, num_keys)"}
+
+
+def layout_of(shapes, case):
+    """The layout (a key of LAYOUTS) that the score shapes a class's forward recorded
+    (rows of :meth:`ScoreShapes.as_tensor`) show on ``case``, or None. Only a case with
+    several heads tells the layouts apart."""
+    b, h, n, m = case.batch_size, case.num_heads, case.num_queries, case.num_keys
+    rows = [tuple(int(x) for x in row) for row in as_array(shapes).reshape(-1, 4)]
+    if rows == [(b, h, n, m)]:
+        return "head axis"
+    if rows == [(0, b * h, n, m)]:
+        return "folded"
+    if rows == [(0, b, n, m)] * h:
+        return "loop over heads"
+    return None
+
+
+def _shapes_said(shapes):
+    rows = [tuple(int(x) for x in row if x) for row in as_array(shapes).reshape(-1, 4)]
+    if not rows:
+        return "it called no softmax (nor F.scaled_dot_product_attention)"
+    said = ", ".join(str(row) for row in rows[:3]) + (", ..." if len(rows) > 3 else "")
+    calls = "1 call" if len(rows) == 1 else f"{len(rows)} calls"
+    return f"its softmax got scores of shape {said} ({calls})"
+
+
 def _run(answer, case, weights):
     """The observed tensors of ``answer`` on ``case`` with ``weights``; NotAnswered for a
     class whose forward returns nothing."""
@@ -231,10 +294,12 @@ def _run(answer, case, weights):
         hooks.append(module.W_o.register_forward_pre_hook(
             lambda m, i: seen.setdefault("W_o input", i[0])))
         try:
-            seen["output"] = module(queries, keys, values, valid_lens)
+            with ScoreShapes() as scores:
+                seen["output"] = module(queries, keys, values, valid_lens)
         finally:
             for hook in hooks:
                 hook.remove()
+        seen[SCORES] = scores.as_tensor()
         if case.dropout:
             torch.manual_seed(case.seed)
             seen[TRAINING] = module.train()(queries, keys, values, valid_lens)
@@ -248,7 +313,7 @@ def _run(answer, case, weights):
 
 
 def _observed(case):
-    return OBSERVED + ((TRAINING,) if case.dropout else ())
+    return OBSERVED + (SCORES,) + ((TRAINING,) if case.dropout else ())
 
 
 # Where a class departs: the stages in order, each with what lies there
@@ -296,7 +361,7 @@ def _dropout_fault(got, expected, where, atol, rtol):
 
 
 def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None, hidden=(),
-                   interface=True):
+                   interface=True, layout="any", mistakes=()):
     """A checker for a class with the book's multi-head attention interface.
 
     ``reference`` makes a correct module, ``reference(num_hiddens, num_heads, dropout,
@@ -306,15 +371,19 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None, hid
     The message names the first case that fails and the first stage that departs there;
     ``diagnose(answer)``, if given, adds a finer diagnosis when the class itself is at hand
     (not from a :class:`CallResults`), e.g. ``d2lutil.stages.first_departure``.
-    ``hidden`` are more cases, judged only at grading (``graded()``).
+    ``hidden`` are more cases, judged only at grading (``graded()``). ``layout``, a key of
+    :data:`LAYOUTS` or "any": the layout the class must compute in, told by the shapes of
+    the scores its softmax calls get (:func:`layout_of`) on the cases with several heads.
+    ``mistakes``: (class, message) pairs, a known slip and what to say when the class gives
+    exactly that class's output (with the reference's weights).
     """
     def all_cases():
         given = list(cases() if callable(cases) else cases)
         return given + (interface_cases(given) if interface else [])
 
-    def expected_of(case):
+    def expected_of(case, made_by=reference):
         with torch.random.fork_rng(devices=[]):
-            return _run(reference, case, _reference_weights(reference, case))
+            return _run(made_by, case, _reference_weights(reference, case))
 
     def run(answer, case):
         if isinstance(answer, type) and borrowed(answer):
@@ -361,6 +430,16 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None, hid
             where = _departure(got, expected, atol, rtol)
             if case.dropout:
                 where = _dropout_fault(got, expected, where, atol, rtol)
+            if where is None and layout != "any" and case.num_heads > 1 and (
+                    layout_of(got[SCORES], case) != layout):
+                where = (f"the output is right, but not in the layout your version asks "
+                         f"for: {_shapes_said(got[SCORES])}, and your version asks for "
+                         f"{LAYOUTS[layout]}")
+            if where is not None and not case.dropout:
+                for other, said in mistakes:  # a known slip that gives exactly this output
+                    if _departure(got, expected_of(case, other), atol, rtol) is None:
+                        where = said
+                        break
             if where is not None:
                 failures.append((case, where))
         if not failures and not raised:
@@ -379,10 +458,10 @@ def implementation(reference, cases, *, atol=ATOL, rtol=RTOL, diagnose=None, hid
         extra = list(hidden() if callable(hidden) else hidden)
         return implementation(reference, lambda: all_cases() + extra + (
             interface_cases(extra) if interface else []), atol=atol, rtol=rtol,
-            interface=False)
+            interface=False, layout=layout, mistakes=mistakes)
 
     check.cases, check.run, check.reference = all_cases, run, reference
-    check.hidden, check.graded = hidden, graded
+    check.hidden, check.graded, check.layout = hidden, graded, layout
     return check
 
 

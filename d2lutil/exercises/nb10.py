@@ -3,18 +3,23 @@
 ``ex1``: the split and the merge of heads in the head-axis layout (two functions);
 ``ex2``: a whole multi-head attention class with the book's interface, checked against the
 library's with the same weights and biases, with and without dropout; a class that takes
-its attention from d2lutil, d2l or torch is refused (``modules.implementation``);
+its attention from d2lutil, d2l or torch is refused (``modules.implementation``); a
+student's version asks for a layout and a causal mask (``public.class_checker``);
 ``ex3``: a behaviour test that fails the ``repeat`` for ``repeat_interleave`` bug and
 passes every correct module, given modules whose names and types say nothing and with the
 library's behaviour tests refused (``modules.behaviour_test``). Points by the chapter's
-scale (1 look-up, 2 computation or derivation, 3 implementation or proof): each exercise
-is an implementation, 3 points.
+scale (1 look-up, 2 computation or derivation, 3 implementation or proof): exercises 1
+and 3 are an implementation each, 3 points; exercise 2 is a whole module, three
+implementations (the attention, its masks, bias and dropout), 9 points, so that exercises 1
+and 2, lecture 1's homework with notebooks 1 to 5, are about a quarter of its points. A
+student's version of exercise 2 asks for one layout and a causal mask (``_EX2_VARIANTS``).
 The worked solutions are ``notebooks/solutions/10_solutions.ipynb``.
 """
 
 import torch
 
 from . import Exercise, function, numbers_close, public
+from .modules import LAYOUTS
 
 __all__ = ["ex1", "ex2", "ex3"]
 
@@ -102,32 +107,58 @@ ex1 = Exercise(
     open_book={0: OPEN_BOOK, 1: OPEN_BOOK},
 )
 
-ex2 = Exercise(
-    2,
-    [("your multi-head attention class", public.class_checker())],
-    answers=("MyMultiHeadAttention",),
-    hints=[
-        "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
-        "products over head_size = num_hiddens / num_heads; mask the keys past "
-        "`valid_lens` for every head of the sequence (a length per sequence or per "
-        "query); softmax; dropout on the weights; mix the values; merge the heads; `W_o`. "
-        "Keep `num_heads` as an attribute, pass `bias` on to the four projections, and use "
+# Exercise 2's variants: the book's takes any layout and no causal mask, and the worked
+# solutions write that class in three layouts. A student's asks for one layout and a causal
+# mask aligned one way, so no public answer is theirs; the sizes lead their messages.
+_EX2_VARIANTS = [{"layout": "any", "causal": "no", "num_hiddens": 8, "num_heads": 2}] + [
+    {"layout": layout, "causal": causal, "num_hiddens": 4 * h, "num_heads": h}
+    for layout in LAYOUTS for causal in ("top-left", "bottom-right") for h in (3, 4)]
+
+
+def _ex2_hints(layout, causal, num_hiddens, num_heads):
+    shape = (f"Your class computes in {LAYOUTS[layout]}: the check tells the layout by the "
+             "shape of the scores it hands to the softmax (or to "
+             "`F.scaled_dot_product_attention`). " if layout != "any" else "")
+    future = {"no": "",
+              "top-left": " Your class is also causal, aligned top-left: query $i$ may see "
+                          "keys $0, \\ldots, i$ only, and never past its valid length.",
+              "bottom-right": " Your class is also causal, aligned bottom-right: query $i$ "
+                              "may see keys $0, \\ldots, i + m - n$ only ($n$ queries, $m$ "
+                              "keys), and never past its valid length."}[causal]
+    return [
+        shape + "Project with `W_q`, `W_k`, `W_v`; split the heads (exercise 1); scaled dot "
+        "products over head_size = num_hiddens / num_heads; mask the keys past `valid_lens` "
+        "for every head of the sequence (a length per sequence or per query); softmax; "
+        "dropout on the weights; mix the values; merge the heads; `W_o`. Keep `num_heads` "
+        "as an attribute, pass `bias` on to the four projections, and use "
         "`nn.Dropout(dropout)`, which changes nothing in `eval()` mode.",
         "The mask: `torch.arange(num_keys) < valid_lens[..., None]` gives (batch_size, "
         "num_keys) or (batch_size, num_queries, num_keys); add the head axis at 1 so it "
         "broadcasts over the heads, and fill the scores where it is False with a large "
-        "negative number before the softmax.",
-    ],
+        "negative number before the softmax." + future,
+    ]
+
+
+ex2 = Exercise(
+    2,
+    lambda layout, causal, num_hiddens, num_heads: [
+        ("your multi-head attention class",
+         public.class_checker(layout, causal, num_hiddens, num_heads))],
+    answers=("MyMultiHeadAttention",),
+    hints=_ex2_hints,
     solution=(
-        "Any layout works: heads folded into the batch (the book's), a head axis, or a loop "
-        "over heads. `solutions/10_solutions.ipynb` writes all three and each passes. The "
-        "slips the check names: a reshape without the transpose, the scores divided by "
-        "sqrt(num_hiddens) instead of sqrt(head_size), a mask the wrong way round or not "
-        "broadcast over the heads, keys and values taken from the queries, dropout never "
-        "applied or left on in `eval()` mode (`F.dropout` needs `training=self.training`), "
-        "`bias` not passed on to the projections, a lazy `W_o` never called."),
-    points=3,  # an implementation
-    open_book={0: OPEN_BOOK},
+        "Any layout works for the book's version: heads folded into the batch (the book's), "
+        "a head axis, or a loop over heads. `solutions/10_solutions.ipynb` writes all three "
+        "and each passes. The slips the check names: a reshape without the transpose, the "
+        "scores divided by sqrt(num_hiddens) instead of sqrt(head_size), a mask the wrong "
+        "way round or not broadcast over the heads, keys and values taken from the "
+        "queries, dropout never applied or left on in `eval()` mode (`F.dropout` needs "
+        "`training=self.training`), `bias` not passed on to the projections, a lazy `W_o` "
+        "never called. A student's version asks for one layout and a causal mask: the "
+        "same class, in that layout, with the future masked too (notebook 10's causal "
+        "alignment)."),
+    points=9,  # a whole module, three implementations: the attention, its masks, bias and dropout
+    variants=_EX2_VARIANTS,
 )
 
 ex3 = Exercise(

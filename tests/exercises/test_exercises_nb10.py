@@ -4,8 +4,10 @@ mechanism in test_exercise_modules.py, whose student-like classes serve here): c
 classes of three layouts pass; a mutant of every step, every catalogue bug, a class that
 takes its attention from d2lutil, d2l or torch (a subclass, a copied method, an instance, a
 function bound before), dropout never applied or applied in eval, and bias ignored are
-refused. ex3 (``modules.behaviour_test``): tests that read names, reprs or types, that call
-the library's behaviour tests however bound, or that crash are refused, the crash shown.
+refused; a student's variant asks for one layout and a causal mask, and a right class in
+another layout or alignment is refused, saying which. ex3 (``modules.behaviour_test``):
+tests that read names, reprs or types, that call the library's behaviour tests however
+bound, or that crash are refused, the crash shown.
 The worked answers are in notebooks/solutions/10_solutions.ipynb; ex1's functions are
 covered by tests/exercises/test_exercises_declared.py."""
 
@@ -19,7 +21,7 @@ from torch.nn import functional as F
 
 from d2lutil import MultiHeadAttention, attention, behaviour, bugs
 from d2lutil.behaviour import check_padding_ignored as bound_before
-from d2lutil.exercises import CallResults, Raised
+from d2lutil.exercises import CallResults, Raised, public
 from d2lutil.exercises.answers import Wrong
 from d2lutil.exercises.modules import _reference_weights, _run
 from d2lutil.exercises.nb10 import ex2, ex3
@@ -29,9 +31,54 @@ DOT = attention.DotProductAttention.forward  # bound before the check
 D2L = type("MultiHeadAttention", (nn.Module,), {"__module__": "d2l.torch"})  # d2l's, by name
 
 
+LAYOUT_CLASSES = {"any": Folded, "folded": Folded, "head axis": HeadAxis,
+                  "loop over heads": Loop}
+
+
+def student_class(layout, causal, **sizes):
+    """A right answer to a variant: the student-like class of its layout, masking the future
+    as it asks (tests/student_layouts.py, not the library's causal_lens)."""
+    return type("Mine", (LAYOUT_CLASSES[layout],), {"causal": causal})
+
+
+ANSWERS = {ex2: lambda **values: (student_class(**values),)}
+
+
 @pytest.mark.parametrize("cls", [Folded, HeadAxis, Loop])
 def test_ex2_passes_correct_classes_of_three_layouts(cls):
     assert ex2.check_part(0, cls)
+
+
+@pytest.mark.parametrize("i", range(1, len(ex2.variants)))
+def test_ex2_refuses_a_right_class_in_another_layout_or_alignment_saying_which(i):
+    values = ex2.variants[i]
+    variant = ex2.for_variant(i)
+    for layout in LAYOUT_CLASSES:
+        if layout not in ("any", values["layout"]):
+            message = variant.check_part(0, student_class(layout, values["causal"])).message
+            assert "not in the layout your version asks for" in message, message
+    for causal in public.CAUSAL:
+        if causal != values["causal"]:
+            message = variant.check_part(0, student_class(values["layout"], causal)).message
+            assert public.causal_slip(causal, values["causal"]) in message, message
+
+
+def test_ex2_variants_keep_a_key_for_every_query_and_judge_the_graders_way():
+    for i, values in enumerate(ex2.variants):
+        checker = ex2.for_variant(i).parts[0][1]
+        cases = checker.graded().cases()
+        assert cases[0][:2] == (values["num_hiddens"], values["num_heads"])
+        if values["causal"] == "bottom-right":  # query 0 sees key m - n, so m >= n
+            assert all(case.num_queries <= case.num_keys for case in cases)
+    checker = ex2.for_variant(9).parts[0][1]  # a loop over heads, top-left
+    brought_back = [checker.run(student_class("head axis", "top-left"), case)
+                    for case in checker.cases()]
+    message = ex2.for_variant(9).check_part(0, CallResults(brought_back)).message
+    assert "its softmax got scores of shape (2, 3, 3, 5) (1 call)" in message, message
+    with pytest.raises(ValueError, match="layout must be 'any' or one of"):
+        public.class_checker(layout="rows")
+    with pytest.raises(ValueError, match="causal must be one of"):
+        public.class_checker(causal=True)
 
 
 MUTANTS = {  # a step of HeadAxis replaced: what the message says
