@@ -66,6 +66,7 @@ class Lecture:
     title: str
     parts: tuple
     minutes: int = LECTURE_MINUTES
+    homework: tuple = ()  # "NN" (a notebook's exercises with points) or "NN:K" (exercise K)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,6 +392,12 @@ class PlannedLecture:
     minutes: int
     parts: list
     screens: int  # the deck's screens, its title slide included
+    homework: list = dataclasses.field(default_factory=list)  # [(NotebookFact, [exercises])]
+    whole: list = dataclasses.field(default_factory=list)  # those listed as a notebook ("NN")
+
+    @property
+    def homework_points(self):
+        return sum(e.points for _, exercises in self.homework for e in exercises)
 
     @property
     def notebooks(self):
@@ -413,6 +420,27 @@ class CoursePlan:
     quiz: list  # [(question, answer, [NotebookFact])]
     roles: dict  # {rel: "part 3 of the first lecture", ...}
     edges: list  # [(from number, to number)] between notebooks that exist
+
+
+def _homework(lec, by_number):
+    """(PlannedLecture.homework, .whole) of ``lec``, and the problems of its entries."""
+    chosen, whole, problems = {}, [], []
+    for entry in map(str, lec.homework):
+        nn, _, k = entry.partition(":")
+        where = f"lectures in {COURSE_FILE}: the homework of {lec.title} lists {entry!r}"
+        form = re.fullmatch(r"\d\d(:\d+)?", entry)
+        if not form or nn not in by_number:
+            problems.append(f"{where}: notebook {nn} is not in the chapter" if form else
+                            f"{where}: not \"NN\" (a notebook) or \"NN:K\" (its exercise K)")
+            continue
+        named = [e for e in by_number[nn].exercises if (e.number == int(k) if k else e.points)]
+        if not any(e.points for e in named):
+            problems.append(f"{where}: " + (f"notebook {nn} has no exercise {k}" if k and not named
+                                            else "it carries no points"))
+            continue
+        chosen.setdefault(nn, {}).update({e.number: e for e in named})
+        whole += [] if k else [by_number[nn]]
+    return [(by_number[nn], list(e.values())) for nn, e in chosen.items()], whole, problems
 
 
 def _lectures(course, by_number, root):
@@ -451,8 +479,10 @@ def _lectures(course, by_number, root):
         named = {f.rel for part in parts for f in part.notebooks}
         problems += [f"{rel}: it has cells tagged {lec.deck!r}, but no part of {lec.title} in "
                      f"{COURSE_FILE} names its notebook" for rel in ranges if rel not in named]
+        homework, whole, more = _homework(lec, by_number)
+        problems += more
         lectures.append(PlannedLecture(lec.title, lec.deck, lec.minutes, parts,
-                                       max(last for _, last in ranges.values())))
+                                       max(last for _, last in ranges.values()), homework, whole))
     return lectures, problems
 
 

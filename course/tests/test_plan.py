@@ -102,6 +102,8 @@ def text(i, source):
 
 ONE, TWO, LAB = "01_first.ipynb", "02_second.ipynb", "03_lab.ipynb"
 SHORT = dataclasses.replace(COURSE.lectures[0], parts=COURSE.lectures[0].parts[:2])
+HOMEWORK = dataclasses.replace(COURSE.lectures[0], homework=("07", "01:3", "1:x", "01:1", "03"))
+LISTS = "lectures in course/course.toml: the homework of The first lecture lists"
 # Each: the notebooks edited, the change of their cells, their facts updated, the course's
 # fields replaced, what the PlanError says.
 FAILURES = {
@@ -137,6 +139,10 @@ FAILURES = {
                                  "attention\", which is not in D2L_SECTIONS"]),
     "builds-on-missing": ((ONE,), list, {"builds_on": ["07"]}, {}, [
         "01_first.ipynb: its facts' builds_on names notebook 07, which is not in the chapter"]),
+    "homework-wrong": ((), list, {}, {"lectures": (HOMEWORK,)}, [  # the exercises have no points
+        f"{LISTS} '07': notebook 07 is not in the chapter", f"{LISTS} '01:3': notebook 01 has "
+        "no exercise 3", f"{LISTS} '1:x': not \"NN\"", f"{LISTS} '01:1': it carries no points",
+        f"{LISTS} '03': it carries no points"]),
 }
 
 
@@ -268,6 +274,20 @@ def test_the_chapters_live_table_says_one_sentence_a_cell():
     for tag, (purpose, say) in plan.load_course().live.items():
         assert tag.startswith(book.LIVE_PREFIX) and purpose and say.endswith("."), tag
         assert len(re.findall(r"[.?!](?:\s|$)", say)) == 1, f"{tag}: one sentence to say"
+
+
+def test_the_first_lectures_homework_has_students_implement_multi_head_attention():
+    facts = plan.chapter_facts()
+    first = facts.plan.lectures[0]
+    assert [f.number for f in first.whole] == ["01", "02", "03", "04", "05"]
+    (tenth,) = [exercises for f, exercises in first.homework if f.number == "10"]
+    assert [e.number for e in tenth] == [1, 2]
+    assert (f"\n\nHomework, {first.homework_points:g} points: the exercises of notebooks 1, 2, "
+            "3, 4 and 5, and exercises 1 and 2 of notebook 10.\n\n## The second lecture"
+            ) in plan.render(facts, PUB)
+    # about a quarter of the lecture's homework
+    points = sum(e.points for e in tenth)
+    assert first.homework_points / 5 <= points <= first.homework_points / 3, points
 
 
 def test_the_chapters_plan_holds_together():
