@@ -38,6 +38,10 @@ NOTATION_TAG = "notation"  # notebook 1's table of the chapter's letters (one ho
 # The lecture decks, in order: a deck is the cells tagged with its name, in whichever
 # notebooks they are (tools/lecture.py).
 LECTURE_DECKS = ("lecture", "lecture-2")
+# The most screens each lecture deck may have, its title slide included (lecture.screen_ranges
+# counts them from the stored notebooks; tests/tools/test_deck_content.py and the browser test
+# of the built decks hold the decks to it).
+DECK_SCREENS = {"lecture": 40, "lecture-2": 30}
 # A cell to run live in class, by purpose: the tag is LIVE_PREFIX + the purpose
 # (course/course.toml says what to show at each).
 LIVE_PREFIX = "live-"
