@@ -33,6 +33,8 @@ WORDS_PER_MINUTE = 120
 README_SECTION = "README.md#grading-a-class"  # "## Grading a class", as GitHub anchors it
 STATEMENT_CHARS = 100  # an exercise is shown by its first sentences, this long at least
 OBJECTIVES_HEADING = "## What you will learn"
+# A bullet no exercise assesses says so (course/tests/test_plan.py), as "(not assessed)".
+NOT_ASSESSED = "not assessed"
 # The page's sections on the course after the lectures' (the labs' only with a lab).
 HEADINGS = {"labs": "Labs", "live": "Cells to run live", "map": "Which notebook builds on which",
             "misconceptions": "Misconceptions students bring", "quiz": "A concept quiz"}
@@ -250,8 +252,8 @@ def _headings(source):
 
 def objectives(nb):
     """The bullets of the notebook's ``## What you will learn`` section, each on one line
-    (a bullet's continuation lines joined to it)."""
-    bullets, inside = [], False
+    (a bullet's continuation lines joined to it; a paragraph after the list is none)."""
+    bullets, inside, gap = [], False, False
     for cell in _markdown(nb):
         for line in cell.source.split("\n"):
             if line.startswith("## "):
@@ -264,8 +266,9 @@ def objectives(nb):
             m = _BULLET.match(line)
             if m:
                 bullets.append(m.group(1).strip())
-            elif line.strip() and bullets:
+            elif line.strip() and bullets and not (gap and line[0] != " "):
                 bullets[-1] += " " + line.strip()
+            gap = not line.strip() or gap and not m  # after a blank line, until a bullet
     return bullets
 
 
@@ -413,7 +416,7 @@ class CoursePlan:
     lectures: list
     labs: list  # [(NotebookFact, what it does, [the facts it builds on])]
     live: list  # [(NotebookFact, LiveCell)] in reading order
-    objectives: dict  # {rel: [(objective, [exercise numbers])]}
+    objectives: dict  # {rel: [(objective, [exercises: K, or "NN:K" of notebook NN])]}
     builds_on: dict  # {rel: [NotebookFact]}
     prerequisites: list  # [(NotebookFact, [(section, url, what)], [maths])]
     misconceptions: list  # [(belief, answer, [(NotebookFact, [its headings])])]
@@ -505,10 +508,18 @@ def _live(course, facts):
     return [(f, c) for f in facts for c in f.live], problems
 
 
+def _assessing(entry):
+    """("", K) for K (the notebook's own exercise), ("NN", K) for "NN:K", else None."""
+    m = re.fullmatch(r"(\d\d):(\d+)", entry) if isinstance(entry, str) else None
+    if m or isinstance(entry, int) and not isinstance(entry, bool):
+        return (m.group(1), int(m.group(2))) if m else ("", entry)
+
+
 def _objectives(facts):
-    """{rel: [(objective, [exercise numbers])]} from each notebook's facts' ``objectives``
-    (one list of exercises per bullet of its "What you will learn"), and the problems."""
+    """{rel: [(objective, [its exercises: K, or "NN:K" of notebook NN])]} from each notebook's
+    facts' ``objectives`` (one list per bullet of its "What you will learn"), and the problems."""
     mapped, problems = {}, []
+    by_number = {f.number: f for f in facts}
     for fact in facts:
         table = fact.meta.get("objectives", [])
         if table and len(table) != len(fact.objectives):
@@ -516,13 +527,35 @@ def _objectives(facts):
                 f"{fact.rel}: its facts' objectives hold {len(table)} lists of exercises, one "
                 f"per bullet of its \"What you will learn\", which has {len(fact.objectives)}: "
                 "re-map them to the current bullets")
-        numbers = {e.number for e in fact.exercises}
-        for n in sorted({n for exercises in table for n in exercises} - numbers):
-            problems.append(f"{fact.rel}: its facts' objectives name exercise {n}, which it "
-                            f"does not have (its exercises: {sorted(numbers)})")
-        mapped[fact.rel] = [(text, sorted(table[i]) if i < len(table) else [])
-                            for i, text in enumerate(fact.objectives)]
+        for entry in dict.fromkeys(e for exercises in table for e in exercises):
+            nn, k = _assessing(entry) or ("?", None)
+            of = fact if nn == "" else by_number.get(nn)
+            what = f"{fact.rel}: its facts' objectives name {entry!r}" if nn else (
+                f"{fact.rel}: its facts' objectives name exercise {k}")
+            if k is None:
+                problems.append(f"{what}, not an exercise K or \"NN:K\" (K of notebook NN)")
+            elif of is None:
+                problems.append(f"{what}, but notebook {nn} is not in the chapter")
+            elif k not in (known := sorted(e.number for e in of.exercises)):
+                problems.append(f"{what}, which {f'notebook {nn}' if nn else 'it'} does not have "
+                                f"(its exercises: {known})")
+        mapped[fact.rel] = [(text, sorted(table[i], key=lambda e: _assessing(e) or ("~", 0))
+                             if i < len(table) else []) for i, text in enumerate(fact.objectives)]
     return mapped, problems
+
+
+def _assessed(entries, bullet):
+    """`` *Assessed by:* exercise 2, and exercises 1 and 2 of notebook 10.`` after a bullet
+    (``entries``: its sorted exercises), nothing after one that says it is NOT_ASSESSED."""
+    if not entries and NOT_ASSESSED in bullet.lower():
+        return ""
+    groups = {}
+    for nn, k in map(_assessing, entries):
+        groups.setdefault(nn, []).append(k)
+    parts = [_numbers(ks, "exercise", "exercises") + (f" of notebook {int(nn)}" if nn else "")
+             for nn, ks in groups.items()]
+    parts = ", and ".join(filter(None, [", ".join(parts[:-1]), *parts[-1:]])) or "no exercise"
+    return f" *Assessed by:* {parts}."
 
 
 def _heading_of(fact, heading, table):
@@ -742,7 +775,7 @@ def render(facts, pub):
         trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True, autoescape=False)
     env.filters.update(
         number=lambda value: f"{value:g}", code=_code, count=_count, numbers=_numbers,
-        cell=lambda text: text.replace("|", "\\|"),  # inside a table row
+        assessed=_assessed, cell=lambda text: text.replace("|", "\\|"),  # inside a table row
         quoted=lambda text: f"“{text}”", alt=lambda text: re.sub(r"([\[\]])", r"\\\1", text))
     plan = getattr(facts, "plan", None)
     return env.get_template(TEMPLATE.name).render(

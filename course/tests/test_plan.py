@@ -103,6 +103,7 @@ def text(i, source):
 ONE, TWO, LAB = "01_first.ipynb", "02_second.ipynb", "03_lab.ipynb"
 SHORT = dataclasses.replace(COURSE.lectures[0], parts=COURSE.lectures[0].parts[:2])
 HOMEWORK = dataclasses.replace(COURSE.lectures[0], homework=("07", "01:3", "1:x", "01:1", "03"))
+OBJ = "notebooks/01_first.ipynb: its facts' objectives name"
 LISTS = "lectures in course/course.toml: the homework of The first lecture lists"
 # Each: the notebooks edited, the change of their cells, their facts updated, the course's
 # fields replaced, what the PlanError says.
@@ -131,6 +132,11 @@ FAILURES = {
     "objectives-reworded": ((ONE,), text(1, "## What you will learn\n\n- only one thing."),
                             {}, {}, ["notebooks/01_first.ipynb: its facts' objectives hold 2 "
                                      "lists", "which has 1: re-map them"]),
+    "objective-elsewhere-wrong": ((ONE,), list, {"objectives": [["07:1", "02:9", "2:1"], [True]]},
+                                  {}, [
+        f"{OBJ} '07:1', but notebook 07 is not in the chapter", f"{OBJ} '02:9', which notebook "
+        "02 does not have (its exercises: [1, 2])", f"{OBJ} '2:1', not an exercise K or \"NN:K\"",
+        f"{OBJ} True, not"]),
     "heading-renamed": ((TWO,), text(2, "## The idea, renamed\n\nSome prose."), {}, {}, [
         "misconceptions in course/course.toml: notebooks/02_second.ipynb has no section \"The "
         "second idea\"", '"The idea, renamed"']),
@@ -223,6 +229,19 @@ def test_the_page_names_live_cells_objectives_misconceptions_labs_and_folds_the_
     assert "It is 1" not in unfolded and "Two, in both" not in unfolded
 
 
+@pytest.mark.parametrize("entries, says", [  # "NN:K": exercise K of notebook NN
+    ([2, "01:2", "01:1"], "exercise 2, and exercises 1 and 2 of notebook 1"),
+    (["03:1", "01:2", 1], "exercise 1, exercise 2 of notebook 1, and exercise 1 of notebook 3"),
+    (["01:1"], "exercise 1 of notebook 1"), ([], "no exercise")])
+def test_an_objective_names_its_exercises_here_or_elsewhere(chapter, entries, says):
+    nb = book.read(path := chapter / book.CHAPTER_DIR / TWO)
+    nb.metadata[book.FACTS_KEY]["objectives"] = [entries, []]
+    nb.cells[1].source = "## What you will learn\n\n- one;\n- two (not assessed).\n\nNo bullet."
+    nbformat.write(nb, path)
+    page = plan.render(facts_of(chapter), PUB).split("\n## Second Things\n")[1]
+    assert f"\n1. one; *Assessed by:* {says}.\n2. two (not assessed).\n" in page
+
+
 def test_a_live_cell_in_a_part_is_named_with_its_section(tmp_path):
     cells = chapter_notebook("First Things", "The idea", "live-alpha")
     cells[5].metadata["tags"] = ["lecture", "live-beta"]  # under "### A part of it"
@@ -301,3 +320,12 @@ def test_the_chapters_plan_holds_together():
         "04", "07"]
     assert 8 <= len(facts.plan.quiz) <= 12
     assert all(where for _, _, where in facts.plan.quiz)
+
+
+@pytest.mark.parametrize("path", book.chapter_notebooks(), ids=lambda path: path.stem)
+def test_every_objective_is_assessed_or_says_it_is_not(path):  # plan.NOT_ASSESSED
+    nb = book.read(path)
+    table = book.facts(nb).get("objectives", [])
+    bare = [text for i, text in enumerate(plan.objectives(nb))
+            if not (i < len(table) and table[i]) and plan.NOT_ASSESSED not in text.lower()]
+    assert not bare, f"{path.name}: no exercise assesses {bare}"
