@@ -27,7 +27,7 @@ export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
 export JUPYTER_PLATFORM_DIRS := 1
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
-.PHONY: help setup chapter test test-roundoff test-grade grade student-edition autograder execute robust lab present lint bench weights clean
+.PHONY: help setup chapter test test-roundoff test-grade grade student-edition autograder execute robust lab present lecture lint bench weights clean
 
 help:
 	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
@@ -38,6 +38,8 @@ help:
 	@echo "make robust    every notebook with every seed shifted by K = 1..5: asserts must hold"
 	@echo "make lab       JupyterLab on notebooks/"
 	@echo "make present NB=notebooks/01_x.ipynb   that notebook as a live RISE slideshow"
+	@echo "make lecture   each lecture as one notebook to present live (build/lecture/), then"
+	@echo "               make present NB=build/lecture/lecture.ipynb: run all cells, then Alt+R"
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, course/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
@@ -138,9 +140,20 @@ lab: $(STAMP)
 # JupyterLab (on this machine only, as `make lab`) opening the browser straight on the RISE
 # slideshow of NB: its cells run live (Shift+Enter). In `make lab` the notebook toolbar's
 # "Render the current notebook as Reveal Slideshow" button (Alt+R) does the same.
+# A notebook outside notebooks/ (a lecture of `make lecture`) opens as a notebook instead:
+# its slides need code that the slideshow skips, so run every cell first (the toolbar's
+# "Restart the kernel and run all cells"), then Alt+R shows the slides on that kernel.
 present: $(STAMP)
-	@test -f "$(NB)" || { echo "usage: make present NB=notebooks/01_one_head_one_mixture.ipynb" >&2; exit 2; }
-	$(BIN)/jupyter lab --LabApp.default_url=/rise/$(NB)
+	@test -f "$(NB)" || { echo "usage: make present NB=notebooks/01_one_head_one_mixture.ipynb, or a lecture: make lecture, then make present NB=build/lecture/lecture.ipynb" >&2; exit 2; }
+	$(BIN)/jupyter lab --LabApp.default_url=$(if $(filter notebooks/%,$(NB)),/rise,/lab/tree)/$(NB)
+
+# `make lecture`: each lecture deck (tools/lecture.py) as one notebook to present live, into
+# build/lecture/ (or LECTURE_OUT): the deck's slides with the cells tagged live-... shown,
+# the code they need in the notebook but skipped by the slideshow. Written without outputs
+# and not run: `make present NB=build/lecture/lecture.ipynb` runs it in class.
+LECTURE_OUT ?=
+lecture: $(STAMP)
+	$(BIN)/python tools/lecture.py $(if $(LECTURE_OUT),--out "$(LECTURE_OUT)")
 
 lint: $(STAMP)
 	$(BIN)/ruff check d2lutil tests tools course site benchmarks notebooks

@@ -132,44 +132,6 @@ def cmd_check_reproducible(paths):
 
 # --- the copies, adapted to the web --------------------------------------------------------
 
-def rewrite_links(nb, pub, rel, link_of, badge_src, at=None):
-    """A copy of ``nb`` (stored at ``rel``, the copy to be shown at ``at``, default ``rel``)
-    whose links to notebooks of the chapter, Colab addresses or paths relative to ``rel``,
-    point at ``link_of(target rel)`` (made relative to ``at``), whose navigation cell keeps
-    no "(in Colab)" links (the page's launch button and the badge open Colab), and whose
-    Colab badge shows ``badge_src``."""
-    nb = copy.deepcopy(nb)
-    colab_prefix = re.escape(pub.colab_url(""))
-    colab_re = re.compile(r"\]\(" + colab_prefix + r"([^)\s]+\.ipynb)\)")
-    local_re = re.compile(r"\]\((?![A-Za-z][A-Za-z0-9+.-]*:|/|#)([^)\s]+\.ipynb)\)")
-    also_colab_re = re.compile(
-        r" \(\[" + re.escape(colab.COLAB_LINK_TEXT) + r"\]\(" + colab_prefix + r"[^)\s]+\)\)")
-    source_dir, here = posixpath.dirname(rel), posixpath.dirname(at or rel)
-
-    def local(m):
-        target = posixpath.normpath(posixpath.join(source_dir, m.group(1)))
-        if target.startswith("../"):  # outside the repository: leave it
-            return m.group(0)
-        return f"]({posixpath.relpath(link_of(target), here)})"
-
-    for cell in nb.cells:
-        if cell.cell_type != "markdown":
-            continue
-        if book.NAV_TAG in book.tags(cell):
-            cell.source = also_colab_re.sub("", cell.source)
-        lines = []
-        for line in cell.source.split("\n"):
-            m = book.BADGE_RE.match(line.strip())
-            if m:
-                lines.append(line.replace(m.group("image"), badge_src))
-            else:
-                line = local_re.sub(local, line)
-                lines.append(colab_re.sub(
-                    lambda m: f"]({posixpath.relpath(link_of(m.group(1)), here)})", line))
-        cell.source = "\n".join(lines)
-    return nb
-
-
 def widget_notes(nb):
     """Replace the widget outputs of ``nb`` (in place) with a note."""
     nb.metadata.pop("widgets", None)
@@ -184,7 +146,7 @@ def widget_notes(nb):
 def for_site(nb, pub, rel, slides_href):
     """The copy of ``nb`` (at ``rel``) that the site shows."""
     badge = posixpath.relpath("assets/colab-badge.svg", posixpath.dirname(rel))
-    nb = widget_notes(rewrite_links(nb, pub, rel, lambda target: target, badge))
+    nb = widget_notes(colab.rewrite_links(nb, pub, rel, lambda target: target, badge))
     for cell in nb.cells:
         if book.SETUP_TAG in book.tags(cell):
             cell.metadata["tags"] = [*book.tags(cell), "remove-cell"]
@@ -200,7 +162,7 @@ def for_slides(nb, pub, rel, decks):
             return posixpath.join("slides", decks[target])
         return target[: -len(".ipynb")] + ".html"
 
-    nb = rewrite_links(nb, pub, rel, link, "assets/colab-badge.svg", at="slides/deck")
+    nb = colab.rewrite_links(nb, pub, rel, link, "assets/colab-badge.svg", at="slides/deck")
     nb = widget_notes(nb)
     # After the navigation links; a lecture deck (no navigation cell), on its title slide.
     last = nb.cells[-1] if book.NAV_TAG in book.tags(nb.cells[-1]) else nb.cells[0]
@@ -265,7 +227,7 @@ def notation_md(nb, pub, rel):
     if not cells:
         return ""
     one = nbformat.v4.new_notebook(cells=[copy.deepcopy(cells[0])])
-    lines = rewrite_links(one, pub, rel, lambda target: target, "", at="index.md") \
+    lines = colab.rewrite_links(one, pub, rel, lambda target: target, "", at="index.md") \
         .cells[0].source.strip().split("\n")
     heading = "## Notation"
     if lines and re.match(r"#+ ", lines[0]):

@@ -460,6 +460,44 @@ def cmd_stamp(paths, root=ROOT):
     return 0
 
 
+def rewrite_links(nb, pub, rel, link_of, badge_src, at=None):
+    """A copy of ``nb`` (stored at ``rel``, the copy to be shown at ``at``, default ``rel``)
+    whose links to notebooks of the chapter, Colab addresses or paths relative to ``rel``,
+    point at ``link_of(target rel)`` (made relative to ``at``), whose navigation cell keeps
+    no "(in Colab)" links (the page's launch button and the badge open Colab), and whose
+    Colab badge shows ``badge_src``."""
+    nb = copy.deepcopy(nb)
+    colab_prefix = re.escape(pub.colab_url(""))
+    colab_re = re.compile(r"\]\(" + colab_prefix + r"([^)\s]+\.ipynb)\)")
+    local_re = re.compile(r"\]\((?![A-Za-z][A-Za-z0-9+.-]*:|/|#)([^)\s]+\.ipynb)\)")
+    also_colab_re = re.compile(
+        r" \(\[" + re.escape(COLAB_LINK_TEXT) + r"\]\(" + colab_prefix + r"[^)\s]+\)\)")
+    source_dir, here = posixpath.dirname(rel), posixpath.dirname(at or rel)
+
+    def local(m):
+        target = posixpath.normpath(posixpath.join(source_dir, m.group(1)))
+        if target.startswith("../"):  # outside the repository: leave it
+            return m.group(0)
+        return f"]({posixpath.relpath(link_of(target), here)})"
+
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        if book.NAV_TAG in book.tags(cell):
+            cell.source = also_colab_re.sub("", cell.source)
+        lines = []
+        for line in cell.source.split("\n"):
+            m = book.BADGE_RE.match(line.strip())
+            if m:
+                lines.append(line.replace(m.group("image"), badge_src))
+            else:
+                line = local_re.sub(local, line)
+                lines.append(colab_re.sub(
+                    lambda m: f"]({posixpath.relpath(link_of(m.group(1)), here)})", line))
+        cell.source = "\n".join(lines)
+    return nb
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)

@@ -16,13 +16,23 @@ title slide (``screen_ranges``).
 In every deck (these and the per-notebook ones of tools/chapter.py) the displayed code has
 its ``assert`` statements removed (``StripAsserts``): they are the chapter's guarantee in
 the notebooks, not what a lecture shows.
+
+The lecture, live (``live_notebook``; ``python tools/lecture.py [--out DIR]``, which `make
+lecture` runs): each deck as one notebook without outputs, written into build/lecture/ as
+``NAME.ipynb``, for `make present` to show as RISE slides and run in one kernel. It shows
+the deck's screens (the same slide types) with the notebooks' live cells (tagged
+``live-...``) on them, and holds, skipped by the slideshow, the code the shown cells need.
+Its code keeps the asserts: in class, what runs is what the slide shows.
 """
 
+import argparse
 import ast
 import copy
 import html
+import os
 import pathlib
 import re
+import sys
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
@@ -32,6 +42,7 @@ import colab
 
 SCREEN_TYPES = ("slide", "subslide")
 CAPTION_CLASS = "deck-part"  # the caption above each notebook's part of a deck
+LIVE_DIR = "build/lecture"  # where `make lecture` writes the live notebooks (from the root)
 
 
 def _check_deck(name):
@@ -84,6 +95,46 @@ def deck_title(pub, name):
     return f"{pub.title}: lecture {decks.index(name) + 1} of {len(decks)}"
 
 
+def _title_cell(pub, name, titles, screens):
+    """The title slide of the deck ``name``: its title, its notebooks (``titles``,
+    [(relpath, title)]) linked as from ``notebooks/``, and ``screens``, its count."""
+    lines = [f"# {deck_title(pub, name)}", ""]
+    lines += [f"{i}. [{title}]({pathlib.PurePosixPath(rel).name})"
+              for i, (rel, title) in enumerate(titles, 1)]
+    lines += ["", f"{len(titles)} notebooks, {screens} screens" if titles
+              else "*No cell is tagged for this deck yet.*"]
+    title = nbformat.v4.new_markdown_cell("\n".join(lines), id=f"{name}-title")
+    title.metadata["slideshow"] = {"slide_type": "slide"}
+    return title
+
+
+def _caption_cell(name, rel, title):
+    """The caption that opens the part of the notebook at ``rel`` (its title): a slide."""
+    caption = nbformat.v4.new_markdown_cell(
+        f'<p class="{CAPTION_CLASS}">{html.escape(title)}</p>', id=f"{name}-{book.number(rel)}")
+    caption.metadata["slideshow"] = {"slide_type": "slide"}
+    return caption
+
+
+def _shown_types(types):
+    """The slide types of a part's tagged cells in a deck: the caption starts the part's
+    slide, and its first cell shows on it."""
+    return ["-", *types[1:]]
+
+
+def _screens(parts):
+    return 1 + sum(t in SCREEN_TYPES for *_, types in parts for t in types)
+
+
+def _metadata(parts):
+    """A deck's notebook metadata: the first notebook's (kernel, language, RISE options),
+    without its widget state or its facts (they are that notebook's, not the deck's)."""
+    metadata = copy.deepcopy(parts[0][1].metadata) if parts else nbformat.NotebookNode()
+    metadata.pop("widgets", None)
+    metadata.pop(book.FACTS_KEY, None)
+    return metadata
+
+
 def deck_notebook(root, name, pub):
     """The deck ``name`` as a notebook (copies of the tagged cells, slide types set), for
     nbconvert's SlidesExporter. Its links are those of the notebooks in ``notebooks/``
@@ -92,32 +143,121 @@ def deck_notebook(root, name, pub):
         raise TypeError(f"pub: a colab.Publication (with a title), got {type(pub).__name__}")
     parts = _parts(root, name)
     titles = [(rel, book.title_of(nb, rel)) for rel, nb, _, _ in parts]
-    lines = [f"# {deck_title(pub, name)}", ""]
-    lines += [f"{i}. [{title}]({pathlib.PurePosixPath(rel).name})"
-              for i, (rel, title) in enumerate(titles, 1)]
-    screens = 1 + sum(t in SCREEN_TYPES for *_, types in parts for t in types)
-    lines += ["", f"{len(parts)} notebooks, {screens} screens" if parts
-              else "*No cell is tagged for this deck yet.*"]
-    title = nbformat.v4.new_markdown_cell("\n".join(lines), id=f"{name}-title")
-    title.metadata["slideshow"] = {"slide_type": "slide"}
-    cells = [title]
+    cells = [_title_cell(pub, name, titles, _screens(parts))]
     for (rel, _, tagged, types), (_, nb_title) in zip(parts, titles, strict=True):
-        caption = nbformat.v4.new_markdown_cell(
-            f'<p class="{CAPTION_CLASS}">{html.escape(nb_title)}</p>',
-            id=f"{name}-{book.number(rel)}")
-        caption.metadata["slideshow"] = {"slide_type": "slide"}
-        cells.append(caption)
-        for i, (cell, kind) in enumerate(zip(tagged, types, strict=True)):
+        cells.append(_caption_cell(name, rel, nb_title))
+        for cell, kind in zip(tagged, _shown_types(types), strict=True):
             cell = copy.deepcopy(cell)
-            # The caption starts the part's slide; its first cell shows on it.
-            cell.metadata.setdefault("slideshow", {})["slide_type"] = "-" if i == 0 else kind
+            cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
             cells.append(cell)
-    deck = nbformat.v4.new_notebook(cells=cells)
-    first = parts[0][1] if parts else None
-    if first is not None:
-        deck.metadata = copy.deepcopy(first.metadata)
-    deck.metadata.pop("widgets", None)
-    return deck
+    return nbformat.v4.new_notebook(cells=cells, metadata=_metadata(parts))
+
+
+# --- the lecture, live (`make lecture`) ---------------------------------------------------
+
+def is_live(cell):
+    """True for a cell to run live in class: tagged ``live-...`` (book.LIVE_PREFIX)."""
+    return any(tag.startswith(book.LIVE_PREFIX) for tag in book.tags(cell))
+
+
+def live_notebook(root, name, pub=None, at=LIVE_DIR):
+    """The lecture ``name`` as one notebook to present and run live in a RISE slideshow,
+    without outputs. `make lecture` writes it, `make present NB=build/lecture/NAME.ipynb`
+    opens it in JupyterLab: run every cell first (the skipped ones too: the slideshow cannot
+    run them), then Alt+R shows the slides on that kernel.
+
+    It shows what the deck ``name`` shows (``deck_notebook``: its title slide, each part's
+    caption, the tagged cells with the deck's slide types) plus the notebooks' cells tagged
+    ``live-...`` (``is_live``), which sit on the screen of the shown cell before them
+    (slide type "-"), so its screens are the deck's, numbered as ``screen_ranges`` numbers
+    them. So that it runs top to bottom in one kernel, each part also holds, skipped by the
+    slideshow ("skip"), every other code cell of its notebook before the part's last shown
+    code cell, in order: the imports and definitions the shown cells use. The code after that
+    cell (Going deeper, the exercises) is left out: nothing shown runs after it. The Colab
+    setup cell comes once, at the top (skipped): the notebook runs in Colab as the chapter's
+    do. Shown code keeps its asserts: in class, what runs is what the slide shows, the
+    notebook's code with its checks. Cell ids are prefixed with the notebook's number;
+    links to the chapter's notebooks are made relative to ``at`` (the folder it is written
+    in, from ``root``).
+    """
+    root = pathlib.Path(root)
+    if pub is None:
+        pub = colab.load_publication(root / "pyproject.toml")
+    parts = _parts(root, name)
+    titles = [(rel, book.title_of(nb, rel)) for rel, nb, _, _ in parts]
+    setup, cells = None, []
+    for (rel, nb, tagged, types), (_, nb_title) in zip(parts, titles, strict=True):
+        kinds = {id(cell): kind for cell, kind in zip(tagged, _shown_types(types), strict=True)}
+        shown_code = [i for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+                      and (id(cell) in kinds or is_live(cell))]
+        last = shown_code[-1] if shown_code else -1
+        cells.append(_caption_cell(name, rel, nb_title))
+        for i, cell in enumerate(nb.cells):
+            if id(cell) in kinds:
+                kind = kinds[id(cell)]
+            elif is_live(cell):
+                kind = "-"
+            elif book.SETUP_TAG in book.tags(cell):
+                setup = setup or cell
+                continue
+            elif cell.cell_type == "code" and i < last:
+                kind = "skip"
+            else:
+                continue
+            cell = copy.deepcopy(cell)
+            cell.id = f"{book.number(rel)}-{cell.get('id') or i}"[:64]
+            cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
+            cells.append(cell)
+    screens = 1 + sum(c.metadata["slideshow"]["slide_type"] in SCREEN_TYPES for c in cells)
+    if setup is not None:
+        setup = copy.deepcopy(setup)
+        setup.metadata["slideshow"] = {"slide_type": "skip"}
+        cells.insert(0, setup)
+    cells.insert(0, _title_cell(pub, name, titles, screens))
+    metadata = _metadata(parts)
+    metadata["rise"] = {**metadata.get("rise", {}), **book.RISE_OPTIONS}
+    live = book.clear_outputs(nbformat.v4.new_notebook(cells=cells, metadata=metadata))
+    return colab.rewrite_links(live, pub, f"{book.CHAPTER_DIR}/{name}.ipynb",
+                                 lambda target: target, book.BADGE_IMAGE,
+                                 at=f"{pathlib.PurePath(at).as_posix()}/{name}.ipynb")
+
+
+def write_live(root, out):
+    """Write ``live_notebook`` of each lecture deck into ``out`` as ``NAME.ipynb``; a deck
+    with no tagged cell is left out (a stale file of it removed), with a note. Returns the
+    paths written."""
+    root, out = pathlib.Path(root), pathlib.Path(out)
+    at = os.path.relpath(out.resolve(), root.resolve())
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in book.LECTURE_DECKS:
+        path = out / f"{name}.ipynb"
+        if not deck_cells(root, name):
+            path.unlink(missing_ok=True)
+            print(f"no cell is tagged {name!r}: {path} is not written", flush=True)
+            continue
+        nb = live_notebook(root, name, at=at)
+        nbformat.write(nb, path)
+        kinds = [c.metadata["slideshow"]["slide_type"] for c in nb.cells]
+        shown = sum(kind != "skip" for kind in kinds)
+        print(f"wrote {path}: {len(kinds)} cells, {shown} shown "
+              f"({sum(map(is_live, nb.cells))} live), {len(kinds) - shown} skipped", flush=True)
+        written.append(path)
+    return written
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Write each lecture as one notebook to run live as RISE slides.")
+    parser.add_argument("--out", type=pathlib.Path, default=book.ROOT / LIVE_DIR,
+                        help=f"the folder to write NAME.ipynb into (default: {LIVE_DIR}/)")
+    args = parser.parse_args(argv)
+    written = write_live(book.ROOT, args.out)
+    if written and written[0].resolve().is_relative_to(book.ROOT):
+        print(f"Present one: make present NB={written[0].resolve().relative_to(book.ROOT)}, "
+              "run every cell (the toolbar's \"Restart the kernel and run all cells\"), "
+              "then Alt+R shows the slides")
+    return 0
 
 
 # --- the asserts, out of the displayed code -----------------------------------------------
@@ -211,3 +351,7 @@ class StripAsserts(Preprocessor):
             if not cell.source.strip():
                 cell.metadata["transient"] = {"remove_source": True}
         return cell, resources
+
+
+if __name__ == "__main__":
+    sys.exit(main())
