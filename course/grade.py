@@ -1,8 +1,9 @@
 """Grade a class's exercises: ``make grade SUBMISSIONS=DIR`` or ``python course/grade.py DIR``.
 
-Each ``.ipynb`` file of DIR is one submission: matched to the chapter notebook whose
-exercises it imports, graded on the variant of the student id its file name gives
-(``ID__anything.ipynb``; ``--book``: the book's values). It runs in a fresh kernel
+Each ``.ipynb`` file of DIR (and of Moodle's folders in it) is one submission: matched to
+the chapter notebook whose exercises it imports, graded on the variant of the student id its
+name gives (``ID__anything.ipynb``, or Canvas's or Moodle's names through the roster:
+roster.find_id; ``--book``: the book's values). It runs in a fresh kernel
 (course/grade_runner.py), sandboxed and limited, that imports the sealed package
 (course/student_edition.py); a last cell sends back, as JSON (course/codec.py), the
 variables each exercise declares as its answers (``Exercise(..., answers=...)``), a
@@ -20,6 +21,7 @@ import json
 import os
 import pathlib
 import queue
+import re
 import shutil
 import signal
 import stat
@@ -37,11 +39,13 @@ import codec  # noqa: E402
 import student_edition  # noqa: E402
 from d2lutil.exercises import variants  # noqa: E402
 from roster import (  # noqa: E402
-    ID_SEPARATOR,
+    MOODLE_FOLDER,
+    NAMES_UNDERSTOOD,
     UsageError,
-    id_of,
+    find_id,
     mark_latest,
     partial_of,
+    read_marks,
     read_roster,
     write_roster,
     write_rows,
@@ -57,6 +61,7 @@ FILE_LIMIT = 64 * 2**20  # largest file the submission may write
 MAX_ITEMS = 100_000  # numbers in one answer
 # A submission's limits, by default: seconds a cell and the whole may run, MiB of memory,
 # processes and threads (the command line's and the autograder's defaults).
+ANSWER_LIMIT = 20_000  # characters of a written answer shown to the TAs
 LIMITS = {"cell_timeout": 120, "timeout": 600, "memory_mb": 3072, "processes": 128}
 MEMORY_WORDS = ("MemoryError", "allocate memory", "out of memory")
 # Judging runs in the grader's worker threads. It draws modules and inputs from torch's
@@ -184,6 +189,7 @@ class Options:
                  **limits):
         self.out, self.jobs = pathlib.Path(out), jobs
         self.book, self.roster = book, roster  # book: the book's values, without ids
+        self.marks, self.chapter = [], None  # the hand marks (roster.read_marks), the chapter
         self._package = pathlib.Path(package) if package else None
         self.cell_timeout, self.timeout, self.memory_mb, self.processes = (
             {**LIMITS, **limits}[name] for name in LIMITS)
@@ -382,6 +388,8 @@ def grade(path, chapter, options, slot=0, student_id=None, why_no_id=None):
             row["status"], row["note"] = "not graded", notebook.removeprefix("not graded: ")
             return row
         row["notebook"], row["max_total"] = notebook.path.name, notebook.max_points
+        row["written"] = {e.number: written_answer(nb, e.number)
+                          for e in notebook.exercises if e.rubric}
         if student_id is None and not options.book:
             row["status"] = "no id"
             row["note"] = why_no_id or "no student id: graded on nothing"
@@ -472,12 +480,26 @@ def submissions_in(folder):
                   if p.suffix == ".ipynb" and (p.is_file() or p.is_symlink()))
 
 
+def submission_files(folder):
+    """``submissions_in(folder)`` and those of its Moodle folders (``Full
+    Name_participantid_assignsubmission_file_``; no symbolic link to a folder followed)."""
+    folders = [p for p in pathlib.Path(folder).iterdir()
+               if MOODLE_FOLDER.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
+    return submissions_in(folder) + sorted(p for f in folders for p in submissions_in(f))
+
+
+def file_name(path, folder):
+    """A submission's name in the grades: its path inside SUBMISSIONS."""
+    return pathlib.Path(path).relative_to(folder).as_posix()
+
+
 def grade_class(folder, options, chapter=None, log=lambda line: print(line, flush=True)):
     """Grade every submission in ``folder``; return the rows (one per file, by name)."""
     chapter = load_chapter() if chapter is None else chapter
-    paths = submissions_in(folder)
+    paths = submission_files(folder)
     known = read_roster(options.roster) if options.roster else None
-    ids = {p.name: (None, None) if options.book else id_of(p, known) for p in paths}
+    ids = {p: (None, "--book: no ids") if options.book else find_id(p, known, folder)
+           for p in paths}
     _ = options.package  # built once, before the workers start
     slots = queue.Queue()
     for slot in range(options.jobs):
@@ -486,7 +508,9 @@ def grade_class(folder, options, chapter=None, log=lambda line: print(line, flus
     def work(path):  # one submission, in one of the `jobs` slots
         slot = slots.get()
         try:
-            row = grade(path, chapter, options, slot, *ids[path.name])
+            student_id, how = ids[path]
+            row = grade(path, chapter, options, slot, student_id, how)
+            row["file"], row["id_from"] = file_name(path, folder), how if student_id else ""
         finally:
             slots.put(slot)
         log(f"{row['file']}: {row['status']}, {row['total']}/{row['max_total'] or 0} "
@@ -495,7 +519,7 @@ def grade_class(folder, options, chapter=None, log=lambda line: print(line, flus
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=options.jobs) as pool:
         rows = list(pool.map(work, paths))
-    mark_latest(rows, paths)
+    mark_latest(rows, paths, lambda path: file_name(path, folder))
     return rows
 
 
@@ -503,7 +527,7 @@ def columns(rows):
     """The CSV's columns: the fixed ones, then points and message of every part seen."""
     labels = sorted({label for row in rows for label in row["parts"]},
                     key=lambda s: tuple(int(n) for n in s[2:].split(".")))
-    fixed = ["file", "student_id", "notebook", "status", "counted", "total", "max_total",
+    fixed = ["file", "student_id", "id_from", "notebook", "status", "counted", "total", "max_total",
              "seconds"]
     return fixed + [c for label in labels for c in (label, f"{label} message")] + ["note"]
 
@@ -531,35 +555,88 @@ def gradescope_results(row):
             "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
+def result_name(file):
+    """The Gradescope result's name of a submission (``file``: its path in SUBMISSIONS)."""
+    return pathlib.Path(file.replace("/", "__")).stem + ".json"
+
+
 def write_gradescope(rows, folder):  # one NAME.json per submission
     folder.mkdir(parents=True, exist_ok=True)
     for row in rows:
-        path = folder / (pathlib.Path(row["file"]).stem + ".json")
+        path = folder / result_name(row["file"])
         path.write_text(json.dumps(gradescope_results(row), indent=1) + "\n",
                         encoding="utf-8")
+
+
+def written_answer(nb, number):
+    """The text of the cells tagged ``answer-ex<number>`` of a notebook, or None."""
+    texts = [c.source for c in nb.cells if isinstance(c.get("source"), str)
+             and isinstance(c.get("metadata", {}).get("tags"), list)
+             and f"answer-ex{number}" in c["metadata"]["tags"]]
+    text = "\n\n".join(t.strip() for t in texts).strip()
+    return text or None
+
+
+def write_written(rows, chapter, folder, roster=None):
+    """One Markdown page per written part (an exercise with a rubric) of each notebook
+    handed in: ``folder/NN_exK.md``, every counted submission's answer beside the rubric."""
+    for number, notebook in sorted(chapter.items()):
+        handed = sorted((r for r in rows if r["notebook"] == notebook.path.name
+                         and r["counted"] == "yes"), key=lambda r: r["student_id"])
+        for exercise in (e for e in notebook.exercises if e.rubric and handed):
+            lines = [f"# Notebook {number}, exercise {exercise.number}: the written part", "",
+                     exercise.open_part or "The whole exercise is marked by hand.", "",
+                     f"Rubric ({book_count(exercise.rubric_points)} by hand):", *[
+                         f"- {book_count(p)}: {c}" for p, c in exercise.rubric], "",
+                     f"Marks go in MARKS as id,notebook,exercise,points[,note]: "
+                     f"`ID,{number},{exercise.number},POINTS`.", ""]
+            for row in handed:
+                name = (roster or {}).get(row["student_id"], "")
+                text = row.get("written", {}).get(exercise.number)
+                lines += [f"## {row['student_id']}" + (f" ({name})" if name else "")
+                          + f": {row['file']}", ""]
+                if text is None:
+                    lines += ["no written answer", ""]
+                    continue
+                text = "".join(ch for ch in text[:ANSWER_LIMIT]
+                               if ch in "\n\t" or ch.isprintable())
+                fence = "~" * max(3, 1 + max(map(len, re.findall("~+", text)), default=0))
+                lines += [fence + "text", text, fence, ""]
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"{number}_ex{exercise.number}.md").write_text("\n".join(lines),
+                                                                     encoding="utf-8")
+
+
+def book_count(points):
+    return f"{points:g} point" + ("" if points == 1 else "s")
 
 
 # --- the command line -----------------------------------------------------------------------
 
 def output_paths(out):
-    """Where a run with ``--out OUT`` writes: OUT, roster.csv and gradescope/ beside it."""
-    return out, out.with_name("roster.csv"), out.parent / "gradescope"
+    """Where a run with ``--out OUT`` writes: OUT, roster.csv, gradescope/ and written/
+    beside it."""
+    return out, out.with_name("roster.csv"), out.parent / "gradescope", out.parent / "written"
 
 
-def check_outputs(folder, out, roster=None):
+def check_outputs(folder, out, roster=None, marks=None):
     """Raise UsageError, naming both paths, if a file the run writes is one it reads (the
-    roster, a submission), lies in SUBMISSIONS (resolved) or is OUT named as the roster."""
-    out, students, gradescope = output_paths(out)
-    paths = submissions_in(folder)
+    roster, the marks, a submission), lies in SUBMISSIONS (resolved) or is OUT named as the
+    roster."""
+    out, students, gradescope, written = output_paths(out)
+    paths = submission_files(folder)
     writes = [(out, "OUT"), (partial_of(out), "the temporary file of OUT"),
               (students, "the roster it writes beside OUT"),
               (partial_of(students), "the temporary file of the roster it writes"),
               (gradescope, "the folder of Gradescope results it writes beside OUT"),
-              *[(gradescope / f"{p.stem}.json", "a Gradescope result it writes")
-                for p in paths]]
+              *[(gradescope / result_name(file_name(p, folder)), "a Gradescope result it "
+                 "writes") for p in paths], (written, "the folder of written answers it "
+                                             "writes beside OUT")]
     reads = {p.resolve(): f"a submission ({p})" for p in paths}
     if roster:
         reads[pathlib.Path(roster).resolve()] = f"ROSTER, the roster it reads ({roster})"
+    if marks:
+        reads[pathlib.Path(marks).resolve()] = f"MARKS, the hand marks it reads ({marks})"
     for path, what in writes:
         where, advice = path.resolve(), ("choose another OUT" if path == out
                                          else "choose an OUT in another folder")
@@ -596,20 +673,24 @@ def parse_args(argv):
     parser.add_argument("--roster", metavar="CSV", default=None,
                         help="the class roster: a CSV with an id column; a file whose "
                         "ID__name.ipynb id is not on it is graded on nothing")
+    parser.add_argument("--marks", metavar="CSV", default=None,
+                        help="hand marks of the written parts: a CSV with the columns id, "
+                        "notebook, exercise, points (and optionally note)")
     parser.add_argument("--book", action="store_true",
                         help="grade every file on the book's values (a class taught from "
                         "the public book, not the student edition); no ids")
     args = parser.parse_args(argv)
-    if args.book and args.roster:
-        raise UsageError("--book grades without ids, so it takes no --roster")
-    if args.roster and not pathlib.Path(args.roster).is_file():
-        raise UsageError(f"--roster must name a CSV file, got {args.roster}")
+    for name in ("roster", "marks"):
+        if args.book and getattr(args, name):
+            raise UsageError(f"--book grades without ids, so it takes no --{name}")
+        if getattr(args, name) and not pathlib.Path(getattr(args, name)).is_file():
+            raise UsageError(f"--{name} must name a CSV file, got {getattr(args, name)}")
     folder = pathlib.Path(args.submissions)
     if not folder.is_dir():
         raise UsageError(f"SUBMISSIONS must be a folder of .ipynb files: {folder} is "
                          f"{'a file' if folder.exists() else 'missing'}")
     out = pathlib.Path(args.out)
-    check_outputs(folder, out, args.roster)
+    check_outputs(folder, out, args.roster, args.marks)
     if out.is_dir() or out.suffix.lower() != ".csv":
         raise UsageError(f"--out (OUT) must name a .csv file, got {out}")
     for name in ("jobs", "cell_timeout", "timeout", "memory_mb", "processes"):
@@ -621,8 +702,12 @@ def parse_args(argv):
                          f"800 MiB), got {args.memory_mb}")
     options = Options(out, args.jobs, args.isolation, roster=args.roster, book=args.book,
                       **{name: getattr(args, name) for name in LIMITS})
-    if args.roster:
-        read_roster(args.roster)  # a bad roster is a usage error before any grading
+    roster = read_roster(args.roster) if args.roster else None  # bad: an error before grading
+    if args.marks:
+        options.chapter = load_chapter()
+        known = set(roster or ()) | {find_id(p, roster, folder)[0]
+                                     for p in submission_files(folder)}
+        options.marks = read_marks(args.marks, options.chapter, known - {None})
     return folder, options
 
 
@@ -642,21 +727,33 @@ def main(argv=None):
                   if options.kernel_user else "with your rights") + ", under time and "
               "memory limits. Install bubblewrap, or grade in a container or VM "
               "(course/README.md).", file=sys.stderr)
+    run(folder, options)
+    return 0
+
+
+def run(folder, options):
+    """Grade the class and write the grades, roster.csv, Gradescope results and written/."""
     start = time.monotonic()
-    rows = grade_class(folder, options)
-    out, students, gradescope = output_paths(options.out)
+    chapter = options.chapter or load_chapter()
+    rows = grade_class(folder, options, chapter)
+    out, students, gradescope, written = output_paths(options.out)
+    roster = read_roster(options.roster) if options.roster else None
     write_csv(rows, out)
     write_gradescope(rows, gradescope)
-    write_roster(rows, students, read_roster(options.roster) if options.roster else None)
+    write_roster(rows, students, roster, options.marks, {
+        n: sum(e.rubric_points for e in nb.exercises) for n, nb in chapter.items()}
+        if options.marks else None)
+    write_written(rows, chapter, written, roster)
     print(f"{len(rows)} submissions graded in {time.monotonic() - start:.0f} s: "
-          f"{out}, {students} (one row per student) and {gradescope}/")
+          f"{out}, {students} (one row per student), {gradescope}/ and {written}/ (the "
+          "written answers beside their rubric)")
     no_id = sum(row["status"] == "no id" for row in rows)
     if no_id:
         print(f"{no_id} file{'s' if no_id > 1 else ''} had no student id and "
-              f"{'were' if no_id > 1 else 'was'} graded on nothing: name each "
-              f"ID{ID_SEPARATOR}anything.ipynb (course/README.md), or grade on the book's "
-              "values with --book.", file=sys.stderr)
-    return 0
+              f"{'were' if no_id > 1 else 'was'} graded on nothing (grades.csv says why): "
+              f"the names understood are {NAMES_UNDERSTOOD} (course/README.md); or grade "
+              "on the book's values with --book.", file=sys.stderr)
+    return rows
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ TEMPLATE = pathlib.Path(__file__).with_name("teaching_plan.md.j2")
 MAP_FIGURE = "teaching_plan_map.png"  # the figure of which notebook builds on which
 # A careful reading of technical prose, formulas, code and figures: half the everyday pace.
 WORDS_PER_MINUTE = 120
-README_SECTION = "README.md#grading-a-class"  # "## Grading a class", as GitHub anchors it
+GRADING_GUIDE = "course/README.md"  # the one home of the grading workflow
 STATEMENT_CHARS = 100  # an exercise is shown by its first sentences, this long at least
 OBJECTIVES_HEADING = "## What you will learn"
 # A bullet no exercise assesses says so (course/tests/test_plan.py), as "(not assessed)".
@@ -780,7 +780,7 @@ def render(facts, pub):
     plan = getattr(facts, "plan", None)
     return env.get_template(TEMPLATE.name).render(
         notebooks=facts, plan=plan, headings=HEADINGS, words_per_minute=WORDS_PER_MINUTE,
-        facts_key=book.FACTS_KEY, readme=f"{pub.repository}/blob/{pub.branch}/{README_SECTION}",
+        facts_key=book.FACTS_KEY, readme=f"{pub.repository}/blob/{pub.branch}/{GRADING_GUIDE}",
         map_figure=MAP_FIGURE, map_alt=map_alt(plan, facts) if plan else "")
 
 

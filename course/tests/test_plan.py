@@ -329,3 +329,20 @@ def test_every_objective_is_assessed_or_says_it_is_not(path):  # plan.NOT_ASSESS
     bare = [text for i, text in enumerate(plan.objectives(nb))
             if not (i < len(table) and table[i]) and plan.NOT_ASSESSED not in text.lower()]
     assert not bare, f"{path.name}: no exercise assesses {bare}"
+
+
+def test_the_plan_the_readme_and_the_grading_guide_agree():
+    """One grading workflow, stated once: the plan and the README link to the guide, and the
+    guide's usage line has every variable of the Makefile's grade target and every naming
+    rule of course/roster.py."""
+    guide = (book.ROOT / plan.GRADING_GUIDE).read_text(encoding="utf-8")
+    readme = (book.ROOT / "README.md").read_text(encoding="utf-8")
+    page = plan.render(plan.chapter_facts(), colab.load_publication(book.ROOT / "pyproject.toml"))
+    assert f"/{plan.GRADING_GUIDE})" in page and f"]({plan.GRADING_GUIDE})" in readme
+    makefile = (book.ROOT / "Makefile").read_text(encoding="utf-8")
+    rule = makefile[makefile.index("\ngrade:"):].split("\n\n")[0]
+    used = set(re.findall(r"\$\(if \$\((\w+)\)", rule)) | {"SUBMISSIONS", "OUT", "JOBS"}
+    usage = next(line for line in guide.splitlines() if line.strip().startswith("make grade"))
+    assert used == set(re.findall(r"\b([A-Z]+)=", usage)), (used, usage)
+    assert all(name in guide for name in ("Canvas", "Moodle", "ID__"))
+    assert "ID__" not in page and "ID__" not in readme  # the naming rule is the guide's alone
