@@ -31,7 +31,8 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 
 help:
 	@echo "make setup     .venv (Python packages) and node_modules (the site's scripts), nothing else"
-	@echo "make chapter   execute every notebook and build the site and slides into build/site/"
+	@echo "make chapter [SOLUTIONS=0]   execute every notebook and build the site and slides into"
+	@echo "               build/site/; SOLUTIONS=0: the students' site, no worked solutions"
 	@echo "make test      unit tests + every notebook re-executed by nbval (strict)"
 	@echo "make test-roundoff   the notebooks under nbval with ATen's kernels for a CPU without vector instructions"
 	@echo "make execute   re-run notebooks in place to refresh their stored outputs"
@@ -43,7 +44,7 @@ help:
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, course/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
-	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
 	@echo "make student-edition WHEEL_URL=URL [ROSTER=CSV]   the notebooks and sealed wheel to hand out (build/student/)"
 	@echo "make autograder   the Gradescope autograder zip (build/autograder.zip)"
 	@echo "make test-grade   the grader on hostile submissions and a synthetic class"
@@ -69,8 +70,11 @@ $(NODE_STAMP): package.json package-lock.json
 # (`make -j2 setup` fills both at once).
 setup: $(STAMP) $(NODE_STAMP)
 
+# `make chapter SOLUTIONS=0`: the students' site, without the solutions notebooks' pages
+# or any link or sentence pointing at them (tools/chapter.py build --solutions 0).
+SOLUTIONS ?= 1
 chapter: $(STAMP) $(NODE_STAMP)
-	$(BIN)/python tools/chapter.py build --out build/site
+	$(BIN)/python tools/chapter.py build --out build/site --solutions "$(SOLUTIONS)"
 
 test execute robust test-roundoff: export OMP_NUM_THREADS := $(THREADS)
 
@@ -88,17 +92,19 @@ test: $(STAMP) $(NODE_STAMP)
 test-roundoff: $(STAMP)
 	ATEN_CPU_CAPABILITY=default $(PYTEST) -n $(JOBS) notebooks
 
-# `make grade SUBMISSIONS=DIR`: every .ipynb in DIR graded against the chapter notebook it
-# answers, each file ID__name.ipynb on its student's variants (ROSTER: a CSV of the ids;
-# BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv) and roster.csv
-# beside it, never over ROSTER or SUBMISSIONS (course/grade.py; course/README.md).
+# `make grade SUBMISSIONS=DIR`: every .ipynb in DIR (ID__name.ipynb, or a Canvas or Moodle
+# export as it comes) graded against the chapter notebook it answers, on its student's
+# variants (ROSTER: a CSV of the ids, or the LMS's gradebook; MARKS: hand marks of the
+# written parts; BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv),
+# roster.csv and written/ beside it, never over what it reads (course/README.md).
 SUBMISSIONS ?=
 OUT ?= build/grades/grades.csv
 ROSTER ?=
+MARKS ?=
 BOOK ?=
 grade: $(STAMP)
-	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
-	$(BIN)/python course/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(BOOK),--book)
+	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
+	$(BIN)/python course/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(MARKS),--marks "$(MARKS)") $(if $(BOOK),--book)
 
 # `make student-edition WHEEL_URL=https://.../d2lutil-0.1.0+student-py3-none-any.whl`: the
 # notebooks and the sealed wheel an instructor hands out, into build/student/

@@ -16,7 +16,8 @@ SLOW_BUDGET_S = 20
 LONGEST_FIRST = ["tests/browser/test_browser.py", "tests/library/test_shipped_weights.py",
                  "tests/browser/test_browser_jupyter.py", "tests/browser/test_browser_slides.py",
                  "tests/tools/test_new_notebook.py", "tests/notebooks/test_robust.py",
-                 "tests/exercises/test_exercises_nb09.py", "tests/tools/test_lecture_live.py"]
+                 "tests/exercises/test_exercises_nb09.py", "tests/tools/test_lecture_live.py",
+                 "tests/tools/test_student_site.py"]
 
 
 def pytest_collection_modifyitems(items):

@@ -2,7 +2,8 @@
 
     python tools/chapter.py execute [NOTEBOOK...]   # refresh stored outputs in place
     python tools/chapter.py check-reproducible [NOTEBOOK...]   # would execute change them?
-    python tools/chapter.py build [--out build/site] [--no-execute]   # = make chapter
+    python tools/chapter.py build [--out build/site] [--no-execute] [--solutions 0|1]
+                                    # = make chapter [SOLUTIONS=0]
 
 ``execute`` is the only way outputs get into a tracked notebook: each one is cleared and
 run top to bottom in a fresh kernel (the venv's ``python3``) with its own folder as working
@@ -34,6 +35,11 @@ the site's pages (the decks' at the decks) and its "(in Colab)" links are droppe
 launch button and the badge open Colab); widget outputs become a note (their scripts would
 come from a CDN, and they need a kernel anyway); the title cell links the notebook's slides.
 The download button gives the notebook as it is, not the copy.
+
+``--solutions 0`` (``make chapter SOLUTIONS=0``) builds the students' site: no page of
+notebooks/solutions/, no teaching plan (its rubrics and quiz answers are answers), and in
+every copy (pages, decks, downloads) no sentence that names a solutions notebook and no
+link to one (``drop_solution_refs``).
 """
 
 import argparse
@@ -90,6 +96,12 @@ WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jup
 SLIDE_MIN_ZOOM = 0.75
 # nbconvert's reveal template for the decks: site/templates/chapter_slides.html.j2.
 SLIDES_TEMPLATE = SITE / "templates" / "chapter_slides.html.j2"
+# A solutions notebook named in Markdown ("solutions/01_solutions.ipynb", or its page), and
+# a link to one with the clause that brings it in (", and its [worked solutions](...)").
+SOLUTIONS_REF = r"solutions/\d+_solutions\.(?:ipynb|html)"
+SOLUTIONS_LINK = re.compile(r"(?:,\s*(?:and\s+)?(?:its\s+|the\s+)?)?\[[^\]]*\]\([^)\s]*"
+                            + SOLUTIONS_REF + r"[^)]*\)")
+SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n\s*\n")  # or a paragraph's end
 
 
 def execute(path):
@@ -131,6 +143,28 @@ def cmd_check_reproducible(paths):
 
 
 # --- the copies, adapted to the web --------------------------------------------------------
+
+def drop_solution_refs(text):
+    """``text`` (Markdown) without its links to a solutions notebook (with the clause that
+    brings each in) and without the sentences that still name one: the students' site."""
+    text = SOLUTIONS_LINK.sub("", text)
+    while ref := re.search(SOLUTIONS_REF, text):
+        ends = list(SENTENCE_END.finditer(text))
+        start = max((m.end() for m in ends if m.end() <= ref.start()), default=0)
+        end = next((m for m in ends if m.start() >= ref.end()), None)
+        stop = len(text) if end is None else end.end() if end.group() in ".!?" else end.start()
+        text = text[:start] + text[stop:]
+    return text
+
+
+def without_solution_refs(nb):
+    """A copy of ``nb`` whose Markdown cells are put through ``drop_solution_refs``."""
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = drop_solution_refs(cell.source)
+    return nb
+
 
 def widget_notes(nb):
     """Replace the widget outputs of ``nb`` (in place) with a note."""
@@ -191,10 +225,11 @@ def copy_assets(spec, dest):
     shutil.copy2(BADGE_SVG, dest / BADGE_SVG.name)
 
 
-def index_md(title, chapter, solutions, decks, lectures=(), notation=""):
-    """The site's front page: the chapter, the solutions and the teaching plan as tables of
-    contents, the notation (Markdown, ``notation_md``), the slides: the lecture decks
-    ``lectures`` ([(deck file name, title)]) above the deck of each notebook."""
+def index_md(title, chapter, solutions, decks, lectures=(), notation="", teaching=True):
+    """The site's front page: the chapter, the solutions (if any) and the teaching plan (with
+    ``teaching``) as tables of contents, the notation (Markdown, ``notation_md``), the
+    slides: the lecture decks ``lectures`` ([(deck file name, title)]) above the deck of each
+    notebook."""
     def toctree(caption, docs):
         return (f"```{{toctree}}\n:caption: {caption}\n:maxdepth: 1\n\n"
                 + "\n".join(d.removesuffix(".ipynb") for d in docs) + "\n```\n")
@@ -212,8 +247,9 @@ def index_md(title, chapter, solutions, decks, lectures=(), notation=""):
     return (f"# {title}\n\n"
             "Read the chapter here, run any notebook in Colab with the rocket button at the "
             "top of its page, or download it and run it in Jupyter.\n\n"
-            f"{toctree('Chapter', chapter)}\n{toctree('Solutions', solutions)}\n"
-            f"{toctree('Teaching', [PLAN_PAGE])}\n"
+            f"{toctree('Chapter', chapter)}\n"
+            + (f"{toctree('Solutions', solutions)}\n" if solutions else "")
+            + (f"{toctree('Teaching', [PLAN_PAGE])}\n" if teaching else "")
             + (f"{notation.rstrip()}\n\n" if notation else "")
             + f"## Slides\n\n{slides}\n")
 
@@ -264,26 +300,30 @@ def write_slides(nb, pub, rel, decks, out, name=None):
     (out / "slides" / (name or decks[rel])).write_text(body, encoding="utf-8")
 
 
-def lecture_decks(root, pub):
+def lecture_decks(root, pub, solutions=True):
     """{deck name: (its notebook, its title)} of the lecture decks
     (book.LECTURE_DECKS) that have a tagged cell; a deck without one is left out, with a
-    printed note."""
+    printed note. Without ``solutions``, no sentence names a solutions notebook."""
     built = {}
     for name in book.LECTURE_DECKS:
         if not lecture.deck_cells(root, name):
             print(f"no cell is tagged {name!r}: "
                   f"slides/{name}.html is not built", flush=True)
             continue
-        built[name] = (lecture.deck_notebook(root, name, pub), lecture.deck_title(pub, name))
+        nb = lecture.deck_notebook(root, name, pub)
+        built[name] = (nb if solutions else without_solution_refs(nb),
+                       lecture.deck_title(pub, name))
     return built
 
 
-def cmd_build(out, execute_notebooks=True, root=ROOT):
-    """Build the site and the slides of the repository at ``root`` into ``out``."""
+def cmd_build(out, execute_notebooks=True, root=ROOT, solutions=True):
+    """Build the site and the slides of the repository at ``root`` into ``out``; without
+    ``solutions``, the students' site: no solutions page, no reference to one."""
     root, out = pathlib.Path(root), pathlib.Path(out)
     pub = colab.load_publication(root / "pyproject.toml")
     chapter = {book.relpath_of(p, root): p for p in book.chapter_notebooks(root)}
-    solutions = {book.relpath_of(p, root): p for p in book.solution_notebooks(root)}
+    solution_nbs = {book.relpath_of(p, root): p for p in book.solution_notebooks(root)
+                    if solutions}
     if not chapter:
         print(f"no notebooks under {root / book.CHAPTER_DIR}", file=sys.stderr)
         return 1
@@ -293,11 +333,14 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
         src = pathlib.Path(tmp) / "src"
         shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__"))
         # From the stored notebooks, before anything runs: a missing fact fails at once.
-        run = subprocess.run([sys.executable, str(PLAN), str(root), str(src / f"{PLAN_PAGE}.md")],
+        plan = src / f"{PLAN_PAGE}.md"
+        run = subprocess.run([sys.executable, str(PLAN), str(root), str(plan)],
                              capture_output=True, text=True)
         if run.returncode:
             print(f"the teaching plan: {run.stderr.strip()}", file=sys.stderr)
             return 1
+        if not solutions:  # the instructors' page: its rubrics and quiz answers are answers
+            plan.unlink()
         copy_assets(SITE_ASSETS, src / "assets")
         # Built beside src, then moved to out: myst-nb writes a jupyter_execute folder
         # next to the output folder, which must not be left beside out.
@@ -305,9 +348,10 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
         (html / "slides").mkdir(parents=True)
         copy_assets(SLIDE_ASSETS, html / "slides" / "assets")
         notebooks = {}
-        for rel, path in {**chapter, **solutions}.items():
+        for rel, path in {**chapter, **solution_nbs}.items():
             start = time.perf_counter()
-            nb = notebooks[rel] = execute(path) if execute_notebooks else book.read(path)
+            nb = execute(path) if execute_notebooks else book.read(path)
+            nb = notebooks[rel] = nb if solutions else without_solution_refs(nb)
             slides_href = None
             if rel in decks:
                 slides_href = posixpath.relpath(f"slides/{decks[rel]}", posixpath.dirname(rel))
@@ -316,11 +360,11 @@ def cmd_build(out, execute_notebooks=True, root=ROOT):
             what = "executed" if execute_notebooks else "copied"
             print(f"{what} {rel} in {time.perf_counter() - start:.1f} s", flush=True)
         titles = {rel: book.title_of(notebooks[rel], rel) for rel in chapter}
-        lectures = lecture_decks(root, pub)
+        lectures = lecture_decks(root, pub, solutions)
         first = next(iter(chapter))
-        front = index_md(pub.title, titles, list(solutions), decks,
+        front = index_md(pub.title, titles, list(solution_nbs), decks,
                          [(f"{name}.html", title) for name, (_, title) in lectures.items()],
-                         notation_md(notebooks[first], pub, first))
+                         notation_md(notebooks[first], pub, first), teaching=solutions)
         (src / "index.md").write_text(front, encoding="utf-8")
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
@@ -357,6 +401,9 @@ def main(argv=None):
     build.add_argument("--out", type=pathlib.Path, default=ROOT / "build" / "site")
     build.add_argument("--no-execute", action="store_true",
                        help="build from the stored outputs instead of executing each notebook")
+    build.add_argument("--solutions", default="1",
+                       help="1 (default): with the solutions notebooks' pages; 0: the "
+                            "students' site, without them or any reference to them")
     args = parser.parse_args(argv)
     if args.command == "execute":
         if args.jobs < 1:
@@ -365,7 +412,10 @@ def main(argv=None):
         return 0
     if args.command == "check-reproducible":
         return cmd_check_reproducible(args.notebooks or book.all_notebooks())
-    return cmd_build(args.out, not args.no_execute)
+    if args.solutions not in ("0", "1"):
+        parser.error("--solutions (SOLUTIONS of make chapter) must be 0 or 1, "
+                     f"got {args.solutions!r}")
+    return cmd_build(args.out, not args.no_execute, solutions=args.solutions == "1")
 
 
 if __name__ == "__main__":

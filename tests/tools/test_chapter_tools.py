@@ -641,8 +641,8 @@ def test_teaching_plan_lists_every_notebook_with_its_facts(executed_demo):
         assert cells == [f"[{fact.title}]({fact.rel})", str(fact.read_min), f"{fact.run_s:g}",
                          str(len(fact.live)), str(len(fact.exercises)), f"{fact.points:g}"]
         assert f"\n## {fact.title}\n" in page
-    assert "| All 2 notebooks | " in page and page.count("make grade SUBMISSIONS=DIR BOOK=1") == 1
-    assert f"{PUB.repository}/blob/{PUB.branch}/README.md#grading-a-class" in page
+    assert "| All 2 notebooks | " in page and page.count("[course/README.md](") == 1
+    assert f"{PUB.repository}/blob/{PUB.branch}/course/README.md" in page
     assert ("- Exercise 1, homework, 2.5 points (2 checked answers; 2 points each student's "
             "own, 0.5 points open-book): Compute the factor") in page
     assert "- Exercise 2, open-ended, no points: Why must $h$ divide $d$?" in page
