@@ -45,7 +45,9 @@ def _ex1_parts(sigma):
     equal = (0.5, f"that is the answer for equal variances; with sigma = {sigma:g} the "
                   "split matters")
     return [
-        ("best split", numbers_close(best, atol=0.01, mistakes=[
+        # the best split is exactly one-hot: only round-off may stand between it and
+        # the answer, so (0.99, 0.01), a split that is merely close, is refused
+        ("best split", numbers_close(best, atol=1e-6, mistakes=[
             ((0.5, 0.5), "the even split is not the best once the variances differ"),
             (other, "that split does worse than the even one: compare the two one-hot "
                     "limits")])),
@@ -120,9 +122,9 @@ def _ex2_hints(k):
         "Repeat the notebook's rotation argument: the mixture pins down the values' "
         f"component along the direction of the weights $(a_1, \\ldots, a_{{{k}}})$, and "
         "nothing else.",
-        f"Per coordinate the {k} values form a vector in {k} dimensions; one mixture fixes "
-        "one direction of it. The directions orthogonal to it are independent of it and "
-        "are lost. Measure with `tasks.readout_errors(split, value_size=16, "
+        f"Per coordinate the {k} values form a vector in {k} dimensions, and one mixture "
+        "is one number. How many of its directions can one number pin down, and what "
+        "becomes of the others? Measure with `tasks.readout_errors(split, value_size=16, "
         f"num_train=20_000, num_test=20_000)` for splits of length {k}.",
     ]
 
@@ -130,7 +132,7 @@ def _ex2_hints(k):
 ex2 = Exercise(
     2,
     _ex2_parts,
-    answers=("error_three_positions", "depends_on_split"),
+    answers=("error_k_positions", "depends_on_split"),
     hints=_ex2_hints,
     solution=(
         "One head sees one direction of $(v_{1i}, v_{2i}, v_{3i})$, along its weights; "
@@ -138,8 +140,11 @@ ex2 = Exercise(
         "relative squared error is $2/3$ for every split ($1 - 1/k$ for $k$ positions), "
         "and least squares measures 0.667 for an even, a skewed and a one-hot split "
         "alike. See `solutions/01_solutions.ipynb`."),
-    points=[2, 1],  # the error, a derivation, 2; whether it depends on the split, read
-    # off least squares for a few splits (a look-up), 1
+    # no points: the error is what tasks.theory_error returns for any split of length
+    # k (its docstring states 1 - rank/k), and whether it depends on the split is a yes
+    # or no that rests on that number; the exercise is practice for exercise 3 and
+    # notebook 2 (tests/exercises/test_exercises_understanding.py)
+    points=[0, 0],
     variants=[{"k": 3}, {"k": 4}, {"k": 5}, {"k": 6}, {"k": 8}],
     open_book={1: "the error never depends on the split, whatever k: the notebook's "
                   "proposition"},
@@ -189,9 +194,8 @@ def _ex3_hints(d, q, k1):
     return [
         r"Score each key by $\mathbf{q}^\top\mathbf{k}_i/\sqrt{d}$ with "
         f"$d = {d}$, then take the softmax of the two scores (`torch.softmax`).",
-        r"The second key is $\mathbf{0}$, so its score is 0 and the weights are "
-        "$e^s/(e^s + 1)$ and $1/(e^s + 1)$, with $s$ the first key's score. Whatever "
-        "they are, the head hands on one mixture: check the error with "
+        r"The second key is $\mathbf{0}$, so its score is 0. Whatever the weights, the "
+        "head hands on one mixture: check the error with "
         "`tasks.readout_errors(weights, value_size=16, num_train=20_000, "
         "num_test=20_000)`.",
     ]
@@ -210,8 +214,8 @@ ex3 = Exercise(
         "copy-both still leaves relative squared error 1/2, as for every split: "
         "least squares measures about 0.50. Sharpening the head only moves which direction "
         "of the two values is lost. See `solutions/01_solutions.ipynb`."),
-    points=[2, 1],  # a computation (the softmax of scaled scores), 2; a look-up of
-    # the proposition for this split, 1
+    points=[2, 0],  # a computation (the softmax of scaled scores), 2; the error, 0:
+    # the lesson prints it (1/2 for every split of two positions)
     # k_2 = 0 in every variant; the first key's scaled score is 2 in the book's, 1.5,
     # 2.5, sqrt(2) and 5/3 in the others
     variants=[{"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 1]},

@@ -72,7 +72,10 @@ ex1 = Exercise(
         r"$\operatorname{rank}(A) = 2$ and the best relative squared error is $1 - 2/3 = "
         "1/3$: position 3 is never looked at, however many heads there are. Least "
         "squares measures 0.334. See `solutions/02_solutions.ipynb`."),
-    points=2,  # a derivation (the rank of the weights, then 1 - rank/k), 2
+    # no points: tasks.theory_error(weights) returns the answer (1 - rank/k), and the
+    # lesson's k x h table prints several variants' answers; practice for exercise 2
+    # (tests/exercises/test_exercises_understanding.py)
+    points=0,
     # four rows summing to 1 in each variant; rank 2 of 3 in the book's (1/3), then
     # rank 2 of 4 (1/2), 3 of 4 (1/4), 3 of 5 (2/5) and 2 of 5 (3/5)
     variants=[

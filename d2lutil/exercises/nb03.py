@@ -45,8 +45,10 @@ def _ex1_hints(d):
     return [
         r"Each of the four projections $W_q$, $W_k$, $W_v$, $W_o$ is a $d \times d$ "
         "matrix; `bias=True` gives each a bias vector. How long is a bias?",
-        f"Count with `cost.count_parameters(d2lutil.MultiHeadAttention({d}, h, bias=True, "
-        f"query_size={d}, key_size={d}, value_size={d}))` for $h$ = 1, 2, 4, 8.",
+        r"A bias has one entry per output feature of its projection. Add the entries of "
+        "the four weight matrices and the four biases, then build "
+        f"`d2lutil.MultiHeadAttention({d}, h, bias=True, query_size={d}, key_size={d}, "
+        f"value_size={d})` for two values of $h$ and compare its count with yours.",
     ]
 
 
@@ -59,8 +61,8 @@ ex1 = Exercise(
         "Each projection gains a bias of length $d$, so the count is $4d^2 + 4d$ = "
         "263,168 at $d = 256$, for every $h$: the heads only group the output features "
         r"of the same four $d \times d$ projections. See `solutions/03_solutions.ipynb`."),
-    points=[2, 1],  # the count, a computation, 2; whether it depends on h, read off
-    # the count for two values of h (a look-up), 1
+    points=[2, 0],  # the count, a computation, 2; whether it depends on h, a yes or no
+    # that rests on the count (the same for everyone), 0
     variants=[{"d": 256}, {"d": 128}, {"d": 192}, {"d": 384}, {"d": 512}],
     open_book={1: "the count never depends on h, whatever d: the heads only group the "
                   "features of the same four projections"},
@@ -108,7 +110,8 @@ ex2 = Exercise(
         "value projections on $m$.",
         r"Per head of width $p = d/h$: scores are $(n \times p)$ by $(p \times m)$, "
         r"mixing $(n \times m)$ by $(m \times p)$. Add over the $h$ heads, then check "
-        "against `cost.count_flops(model, queries, keys, keys).total` for a few shapes.",
+        "against `cost.count_flops(model, queries, keys, keys).total` for a few shapes "
+        "(outside your function: it must compute the count itself).",
     ],
     solution=(
         "Projections: queries and output $2nd^2$ each, keys and values $2md^2$ each, so "

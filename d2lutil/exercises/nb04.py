@@ -49,9 +49,10 @@ def _ex1_hints(batch_size, T):
         "With `valid_lens` of shape `(batch_size, num_queries)`, entry `[i, t]` says how "
         "many keys query $t$ of sequence $i$ may see. Causal: query $t$ (counting from "
         "1) sees keys 1 to $t$.",
-        f"`torch.arange(1, {T + 1}).repeat({batch_size}, 1)` gives the lengths. Count the "
-        rf"weights that may be non-zero: $1 + 2 + \dots + {T}$, or count `(weights > 0)` "
-        "after `masked_softmax`.",
+        "Every sequence gets the same row of lengths: build one row, then repeat it "
+        f"for the {batch_size} sequences of {T} tokens. Count the weights that may be non-zero by "
+        "adding up what each query sees, and compare with `(weights > 0)` after "
+        "`masked_softmax`.",
     ]
 
 
@@ -68,9 +69,10 @@ ex1 = Exercise(
         "`solutions/04_solutions.ipynb`."),
     points=[2, 1],  # the causal lengths, a computation, 2; the count, read off the
     # masked weights of that computation (a look-up), 1
-    # the book's 3 sequences of 5 tokens first; each other T changes both answers
+    # the book's 3 sequences of 5 tokens first; each other T changes both answers, and
+    # no count T(T + 1)/2 is a number the lesson prints (T = 4's 10 is)
     variants=[{"batch_size": 3, "T": 5}, {"batch_size": 2, "T": 7},
-              {"batch_size": 4, "T": 6}, {"batch_size": 5, "T": 4},
+              {"batch_size": 4, "T": 6}, {"batch_size": 5, "T": 8},
               {"batch_size": 2, "T": 9}],
 )
 
@@ -125,8 +127,9 @@ ex2 = Exercise(
         r"\cdot 100 \cdot 100 + 2 \cdot 100 \cdot 64$ = 32,800 parameters, no biases. "
         "Keys of width 100 do not fit $W_k$: the module raises `ValueError` (\"keys must "
         "have width 64 ...\"). See `solutions/04_solutions.ipynb`."),
-    points=[1, 1, 1],  # three look-ups (read off the module, its parameters and the
-    # error it raises), 1 each: the most the scale gives a look-up
+    points=[0, 1, 1],  # whether the parameters exist, a yes or no that is the same for
+    # everyone, 0; the count and the error raised, two look-ups (read off the module's
+    # parameters and the error it raises), 1 each: the most the scale gives a look-up
     # the book's MultiHeadAttention(100, 5, query_size=100, key_size=64, value_size=64)
     # first; no key_size is 100, so keys of width 100 raise in every variant
     variants=[
@@ -193,9 +196,9 @@ ex3 = Exercise(
     hints=[
         "Follow an empty query through the module: its attention weights are all 0. What "
         "is each head's output, and what does $W_o$ make of it?",
-        "Every head outputs the zero vector, and so does their concatenation; $W_o$ "
-        "applied to 0 leaves only its bias. Return that tensor of the module given to "
-        "your function.",
+        "Every head outputs the zero vector, and so does their concatenation. What does "
+        "$W_o$, an affine map, make of the zero vector, and where in the module given "
+        "to your function do you find it?",
     ],
     solution=(
         "The weights of an empty query are all 0, so every head outputs the zero vector "

@@ -99,7 +99,7 @@ def _ex1_hints(letter, word, d, seed):
 ex1 = Exercise(
     1,
     _ex1_parts,
-    answers=("copy_weight", "banana_regime"),
+    answers=("copy_weight", "row_regime"),
     hints=_ex1_hints,
     solution=(
         "The copies are identical keys, so each gets the same weight, just under a "
@@ -108,14 +108,15 @@ ex1 = Exercise(
     # the weight: a computation (2); the regime: a look-up with classify_row (1)
     points=[2, 1],
     # the book's "a" against "banana" first (split); the others a letter that occurs
-    # once, whose regime is sharp, unclear or diffuse, never split
+    # once, whose regime is sharp, unclear or diffuse, never split, and whose weight is
+    # no number the lesson prints (tests/exercises/test_exercises_understanding.py)
     variants=[
         {"letter": "a", "word": "banana", "d": 64, "seed": 0},
-        {"letter": "b", "word": "banana", "d": 64, "seed": 0},         # sharp
-        {"letter": "a", "word": "attention", "d": 6, "seed": 2},       # unclear
+        {"letter": "b", "word": "banana", "d": 16, "seed": 2},         # sharp
+        {"letter": "a", "word": "attention", "d": 8, "seed": 0},       # unclear
         {"letter": "r", "word": "translation", "d": 8, "seed": 0},     # diffuse
         {"letter": "l", "word": "translation", "d": 32, "seed": 1},    # sharp
-        {"letter": "o", "word": "attention", "d": 6, "seed": 3},       # unclear
+        {"letter": "r", "word": "translation", "d": 12, "seed": 4},    # unclear
     ],
 )
 
@@ -254,6 +255,6 @@ ex3 = Exercise(
     ],
     # the book's d = 64, seed 0 first (0.94 on i); each other row peaks on another
     # letter, and unscaled it is as sharp as a real match
-    variants=[{"d": 64, "seed": 0}, {"d": 32, "seed": 4}, {"d": 48, "seed": 1},
-              {"d": 96, "seed": 6}, {"d": 128, "seed": 2}],
+    variants=[{"d": 64, "seed": 0}, {"d": 48, "seed": 4}, {"d": 48, "seed": 1},
+              {"d": 96, "seed": 6}, {"d": 128, "seed": 3}],
 )

@@ -62,6 +62,10 @@ def ex3_answers(d, q, k1):
 
 ANSWERS = {ex1: ex1_answers, ex2: ex2_answers, ex3: ex3_answers}  # see test_exercise_variants.py
 
+# the library calls that give an answer, each a function of a variant's values: see
+# test_exercises_understanding.py
+LIBRARY_CALLS = {ex2: [lambda k: tasks.theory_error([1 / k] * k)]}
+
 
 def test_values_name_the_students_values(monkeypatch, capsys):
     student = next(f"s{n}" for n in range(1000) if ex1.variant(f"s{n}") == 2

@@ -30,7 +30,6 @@ def counted(d):
 
 ANSWERS = {ex1: counted}  # see test_exercise_variants.py
 
-
 @pytest.mark.parametrize("i", range(len(ex1.variants)))
 def test_ex1_hints_name_the_width_not_the_count(i):
     count = counted(**ex1.variants[i])[0]
