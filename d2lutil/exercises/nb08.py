@@ -40,6 +40,8 @@ __all__ = ["ex1", "ex2", "ex3"]
 # AH N, the decoder's input is <bos> K W EH S CH AH N; row 4 predicts CH and reads S.
 # The variants: the dictionary's other -stion words said S CH AH N, with their
 # pronunciations (d2lutil.pronunciations.load_dictionary()[word], joined by spaces).
+# Six variants, not ten (issue 45): the dictionary has only 9 -stion words said S CH AH N,
+# and the longest of the others do not fit the translator's words.
 _EX1_VARIANTS = [
     {"word": "question", "phonemes": "K W EH S CH AH N"},
     {"word": "bastion", "phonemes": "B AE S CH AH N"},
@@ -109,8 +111,10 @@ ex1 = Exercise(
         "See `solutions/08_solutions.ipynb`."),
     open_part="where a head would have to look, and why the model need not",
     # the two counts: one derivation from the two valid_lens (2), split over its parts;
-    # the letter: a look-up in the dictionary's counts the question gives (1)
-    points=[1, 1, 1],
+    # the letter: -1 for every variant, and the question's own counts (-stion against
+    # -ntion) give it away, so it is worth nothing on its own (issue 45): the rubric
+    # marks where a head would have to look, the reason it rests on
+    points=[1, 1, 0],
     rubric=[
         (1, "says a cross-attention head would have to look one letter behind the t, "
             "at the s (behind the letter being spoken)"),
@@ -170,10 +174,15 @@ ex2 = Exercise(
         "positions; with a cache one per step: 11. The cache turns a quadratic count "
         "into a linear one, and both decodes give the same phonemes (the notebook "
         "asserts it). See `solutions/08_solutions.ipynb`."),
-    # one computation (2): the count without a cache; with one it is a look-up (1)
-    points=[2, 1],
-    # lengths of which the dictionary has hundreds of words or more, to decode one
-    variants=[{"num_phonemes": n} for n in (10, 5, 6, 7, 8, 12)],
+    # one computation (2): the count without a cache; with one it is the number of
+    # steps, which the question states (num_phonemes + 1), so it is worth nothing on its
+    # own (issue 45)
+    points=[2, 0],
+    # lengths of which the dictionary has hundreds of words or more, to decode one.
+    # Eight, not ten (issue 45): the counts without a cache of 2, 3 and 9 phonemes (6, 10
+    # and 55) are numbers the lesson prints, and the dictionary has 50 words of 13
+    # phonemes and 2 longer, too few to find one the model decodes at that length
+    variants=[{"num_phonemes": n} for n in (10, 5, 6, 7, 8, 12, 4, 11)],
 )
 
 
@@ -188,6 +197,10 @@ _EX3_VARIANTS = [
     {"words": ["oxen", "through"], "phonemes": ["AA K S AH N", "TH R UW"]},
     {"words": ["mix", "high"], "phonemes": ["M IH K S", "HH AY"]},
     {"words": ["music", "knight"], "phonemes": ["M Y UW Z IH K", "N AY T"]},
+    {"words": ["fox", "light"], "phonemes": ["F AA K S", "L AY T"]},
+    {"words": ["tax", "eight"], "phonemes": ["T AE K S", "EY T"]},
+    {"words": ["exit", "though"], "phonemes": ["EH G Z IH T", "DH OW"]},
+    {"words": ["wax", "weigh"], "phonemes": ["W AE K S", "W EY"]},
 ]
 _HEADS = 4  # the cross-attention's heads in notebook 8's translator
 _ROWS_ONLY = ("those are the lengths of the phonemes (the queries); its valid_lens count "
@@ -249,9 +262,9 @@ def _ex3_hints(words, phonemes):
         "(batch_size, num_heads, rows, letters), a row per phoneme predicted, `<eos>` "
         "included, and a column per letter, each padded to the longest in the batch.",
         "The cross-attention gets `batch[\"source_valid_lens\"]`, one length per word, "
-        "the same for every row. Compare `torch.arange(S)` with those lengths, add the "
-        "axes so the result is (batch_size, 1, 1, S), and `expand` it to (batch_size, 1, "
-        "T, S). Check it: where it is False, every head's weight must be 0.",
+        "the same for every row. Build the mask from those lengths, with an axis for each "
+        "of the weights' axes (the heads' of size 1, so that it broadcasts), and check it: "
+        "where it is False, every head's weight must be 0.",
     ]
 
 
@@ -269,7 +282,9 @@ ex3 = Exercise(
         "padded row 4 too: `torch.arange(6) < lens[:, None, None, None]`, expanded to "
         "(2, 1, 5, 6), which broadcasts over the 4 heads. It is neither causal nor "
         "built from the phonemes' lengths. See `solutions/08_solutions.ipynb`."),
-    # the shape: read off a forward pass (1); the mask: a computation (2)
-    points=[1, 2],
+    # the shape: what a forward pass of the lesson's model returns, worth nothing on its
+    # own (issue 45); the mask rests on it (T and S) and carries its point with its own
+    # computation (2)
+    points=[0, 3],
     variants=_EX3_VARIANTS,
 )

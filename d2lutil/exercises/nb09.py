@@ -45,8 +45,8 @@ ex1 = Exercise(
         "Do it for every head and for `choice_all` (every head on), and name the head "
         "with the largest share by its role: `anchor`, `look` or another. For the "
         "second part, a row is missed when the model's first choice is not the "
-        "dictionary's phoneme: compare `1 - turned(choice_all, g_jh, \"JH\")` with "
-        "`1 - turned(choice_all, soft, \"S\")`.",
+        "dictionary's phoneme: work out that share for the JH rows and for the soft c's "
+        "`S` rows (`soft`) with every head on, and write both shares in your answer.",
     ],
     solution=(
         "With the look-ahead head off, nearly three quarters of the rows of a g spoken "
@@ -61,17 +61,24 @@ ex1 = Exercise(
         "wrong and almost no JH row is said G. Looking ahead is needed for a soft g, "
         "and it is not enough: the model must also know the word. The worked solution "
         "computes it in `solutions/09_solutions.ipynb`."),
-    open_part="why the soft g is missed more, and what the G rows say",
+    open_part="the shares both answers rest on, why the soft g is missed more, and what "
+              "the G rows say",
     open_book={
         0: "the head test runs on the shipped trained model, the same for every "
            "student, and by role its answer is the look-ahead head at every seed",
         1: "read off the same trained model with every head on; the lesson says it holds "
            "for every seed (the soft g is a coin toss in the dictionary, the soft c is "
            "not)"},
-    # the head test: a computation, five ablations counted (2); the comparison: read
-    # off the same table, every head on (1)
-    points=[2, 1],
+    # the role: a choice of three, the comparison: yes or no, both the same for every
+    # student; neither scores on its own (issue 45): their points (2 + 1) go to the
+    # shares they rest on, marked by the rubric's first criterion
+    points=[0, 0],
     rubric=[
+        (3, "reports the shares both answers rest on, computed: for each head switched "
+            "off, the share of the JH rows said G (the look-ahead head's the largest, "
+            "nearly three quarters at seed 0), and with every head on the shares of the "
+            "JH rows and of the soft c's S rows missed (about a third against one in "
+            "twenty)"),
         (2, "explains that the letter after a g decides its sound far less than after a "
             "c (the dictionary says G for about half its ge, gi and gy words), so "
             "looking ahead is needed for JH but not enough: the model must also know "
@@ -118,11 +125,11 @@ def _ex2_parts(num_heads, head):
 def _ex2_hints(num_heads, head):
     return [
         "`head_size = num_hiddens // num_heads`, and the heads' outputs are "
-        "concatenated in order before `W_o`: head $h$ takes columns "
-        "`h * head_size` to `(h + 1) * head_size - 1`.",
+        "concatenated in order before `W_o`, head 0 first: which columns does head 0 "
+        "take, and head 1?",
         f"`W_o.weight` has shape ({_NUM_HIDDENS}, {_NUM_HIDDENS}): (outputs, inputs). "
         f"Reshaped to ({_NUM_HIDDENS}, num_heads, head_size), as `head_values` does, "
-        f"head {head}'s block is `[:, {head}]`; count its entries. A "
+        f"which index picks head {head}'s block, and how many entries has it? A "
         f"`d2lutil.MultiHeadAttention({_NUM_HIDDENS}, {num_heads}, ...)` with head "
         f"{head} switched off (`head_mask`) shows which input columns of `W_o` it fills.",
     ]
@@ -151,7 +158,9 @@ ex2 = Exercise(
     ],
     # num_hiddens stays 64 (the question's W_o is (64, 64)); the heads differ from the
     # book's 4, so that the block's entries differ from the book's too
-    variants=[{"num_heads": 4, "head": 2}, {"num_heads": 8, "head": 3},
-              {"num_heads": 8, "head": 6}, {"num_heads": 16, "head": 5},
-              {"num_heads": 16, "head": 11}, {"num_heads": 16, "head": 14}],
+    variants=[{"num_heads": 4, "head": 2}, {"num_heads": 16, "head": 7},
+              {"num_heads": 32, "head": 7}, {"num_heads": 16, "head": 5},
+              {"num_heads": 16, "head": 11}, {"num_heads": 16, "head": 14},
+              {"num_heads": 32, "head": 13}, {"num_heads": 32, "head": 20},
+              {"num_heads": 32, "head": 25}, {"num_heads": 16, "head": 9}],
 )

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 import book
+from d2lutil.cost import count_parameters
 from d2lutil.exercises.nb06 import ex2, ex3
 from d2lutil.tasks import CopyBothModel
 
@@ -56,6 +57,11 @@ def pruned_parameters(num_hiddens, h):
 
 ANSWERS = {ex2: lambda **values: (best_readout_errors(**values),),  # see
            ex3: lambda **values: (2, pruned_parameters(**values)[0])}  # test_exercise_variants
+
+# d2lutil calls whose result a student might hand in (test_exercises_understanding.py):
+# the parameters of the variant's whole attention module
+LIBRARY_CALLS = {ex3: [
+    lambda num_hiddens, h: count_parameters(CopyBothModel(num_hiddens, h).attention)]}
 
 
 @pytest.mark.parametrize("i", range(len(ex2.variants)))

@@ -139,6 +139,18 @@ def cross_mask_answers(words, phonemes=None):
 ANSWERS = {ex1: stion_answers, ex2: projected_answers,  # see test_exercise_variants.py
            ex3: cross_mask_answers}
 
+# d2lutil calls whose result a student might hand in (test_exercises_understanding.py):
+# the weights' shape a forward pass returns (a part worth no points), and the letters'
+# mask of masks.valid_lens_to_bool and of key padding, neither with the weights' axes
+LIBRARY_CALLS = {ex3: [
+    lambda words, phonemes=None: list(
+        run(words)[1].decoder.cross_attention.attention_weights.shape),
+    # not masks.valid_lens_to_bool(letter_lens, S): it makes the mask from the lengths the
+    # student must choose (the letters', not the phonemes', nor a causal one), and that
+    # choice is what the part assesses, as `torch.arange(S) < lens` would be
+    lambda words, phonemes=None: masks.valid_lens_to_key_padding(
+        torch.tensor([len(w) for w in words]), max(map(len, words)))]}
+
 
 @pytest.mark.parametrize("exercise, i", [(exercise, i) for exercise in EXERCISES
                                          for i in range(len(exercise.variants))])

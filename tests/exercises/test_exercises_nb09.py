@@ -53,6 +53,12 @@ def read_off(num_hiddens, num_heads, head):
 
 ANSWERS = {ex2: functools.partial(read_off, 64)}  # see test_exercise_variants.py
 
+# d2lutil calls whose result a student might hand in (test_exercises_understanding.py):
+# the entries of the whole W_o of a MultiHeadAttention of the variant's heads
+LIBRARY_CALLS = {ex2: [
+    lambda num_heads, head: d2lutil.MultiHeadAttention(
+        64, num_heads, query_size=64, key_size=64, value_size=64).W_o.weight.numel()]}
+
 
 @pytest.mark.parametrize("i", range(len(ex2.variants)))
 def test_ex2_hints_name_the_head_not_the_answers(i):
