@@ -44,7 +44,7 @@ help:
 	@echo "make lint      ruff over d2lutil/, tests/, tools/, course/, site/, benchmarks/ and the notebooks"
 	@echo "make bench     benchmarks (writes build/bench/)"
 	@echo "make weights   train notebook 8's translator for seeds 0-5 into d2lutil/weights/"
-	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
+	@echo "make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [WEIGHTS=NN=W,...] [BOOK=1] [OUT=FILE] [JOBS=2]   grade a class's notebooks"
 	@echo "make student-edition WHEEL_URL=URL [ROSTER=CSV]   the notebooks and sealed wheel to hand out (build/student/)"
 	@echo "make autograder   the Gradescope autograder zip (build/autograder.zip)"
 	@echo "make test-grade   the grader on hostile submissions and a synthetic class"
@@ -95,16 +95,18 @@ test-roundoff: $(STAMP)
 # `make grade SUBMISSIONS=DIR`: every .ipynb in DIR (ID__name.ipynb, or a Canvas or Moodle
 # export as it comes) graded against the chapter notebook it answers, on its student's
 # variants (ROSTER: a CSV of the ids, or the LMS's gradebook; MARKS: hand marks of the
-# written parts; BOOK=1: the book's values, no ids), into OUT (build/grades/grades.csv),
+# written parts; WEIGHTS: notebooks' weights in the totals, 10=2,09=0.5; BOOK=1: the book's
+# values, no ids), into OUT (build/grades/grades.csv),
 # roster.csv and written/ beside it, never over what it reads (course/README.md).
 SUBMISSIONS ?=
 OUT ?= build/grades/grades.csv
 ROSTER ?=
 MARKS ?=
+WEIGHTS ?=
 BOOK ?=
 grade: $(STAMP)
-	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
-	$(BIN)/python course/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(MARKS),--marks "$(MARKS)") $(if $(BOOK),--book)
+	@test -d "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=DIR [ROSTER=CSV] [MARKS=CSV] [WEIGHTS=10=2,09=0.5] [BOOK=1] [OUT=FILE] [JOBS=2]: SUBMISSIONS must be a folder of .ipynb files" >&2; exit 2; }
+	$(BIN)/python course/grade.py "$(SUBMISSIONS)" --out "$(OUT)" --jobs $(JOBS) $(if $(ROSTER),--roster "$(ROSTER)") $(if $(MARKS),--marks "$(MARKS)") $(if $(WEIGHTS),--weights "$(WEIGHTS)") $(if $(BOOK),--book)
 
 # `make student-edition WHEEL_URL=https://.../d2lutil-0.1.0+student-py3-none-any.whl`: the
 # notebooks and the sealed wheel an instructor hands out, into build/student/

@@ -47,6 +47,7 @@ from roster import (  # noqa: E402
     partial_of,
     read_marks,
     read_roster,
+    read_weights,
     write_roster,
     write_rows,
 )
@@ -190,6 +191,7 @@ class Options:
         self.out, self.jobs = pathlib.Path(out), jobs
         self.book, self.roster = book, roster  # book: the book's values, without ids
         self.marks, self.chapter = [], None  # the hand marks (roster.read_marks), the chapter
+        self.weights = {}  # {notebook: weight} in the roster's totals (roster.read_weights)
         self._package = pathlib.Path(package) if package else None
         self.cell_timeout, self.timeout, self.memory_mb, self.processes = (
             {**LIMITS, **limits}[name] for name in LIMITS)
@@ -676,6 +678,9 @@ def parse_args(argv):
     parser.add_argument("--marks", metavar="CSV", default=None,
                         help="hand marks of the written parts: a CSV with the columns id, "
                         "notebook, exercise, points (and optionally note)")
+    parser.add_argument("--weights", metavar="NN=W,...", default="",
+                        help="weights of the notebooks in the roster's totals, 10=2,09=0.5 "
+                        "(default 1 each)")
     parser.add_argument("--book", action="store_true",
                         help="grade every file on the book's values (a class taught from "
                         "the public book, not the student edition); no ids")
@@ -708,6 +713,9 @@ def parse_args(argv):
         known = set(roster or ()) | {find_id(p, roster, folder)[0]
                                      for p in submission_files(folder)}
         options.marks = read_marks(args.marks, options.chapter, known - {None})
+    if args.weights:
+        options.chapter = options.chapter or load_chapter()
+        options.weights = read_weights(args.weights, options.chapter)
     return folder, options
 
 
@@ -742,7 +750,7 @@ def run(folder, options):
     write_gradescope(rows, gradescope)
     write_roster(rows, students, roster, options.marks, {
         n: sum(e.rubric_points for e in nb.exercises) for n, nb in chapter.items()}
-        if options.marks else None)
+        if options.marks else None, options.weights)
     write_written(rows, chapter, written, roster)
     print(f"{len(rows)} submissions graded in {time.monotonic() - start:.0f} s: "
           f"{out}, {students} (one row per student), {gradescope}/ and {written}/ (the "

@@ -150,12 +150,32 @@ def number(points):
     return int(points) if float(points).is_integer() else round(points, 3)
 
 
-def roster_rows(rows, roster=None, marks=(), written_max=None):
+def read_weights(text, chapter):
+    """``WEIGHTS`` ("10=2,09=0.5": a notebook's points count that many times) as
+    {notebook: weight}, each notebook one of ``chapter``; a UsageError names the entry."""
+    weights = {}
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        notebook, _, weight = entry.partition("=")
+        notebook = notebook.strip().removeprefix("nb").zfill(2)
+        try:
+            value = float(weight)
+        except ValueError:
+            value = float("nan")
+        if notebook not in chapter or not 0 <= value < float("inf") or notebook in weights:
+            raise UsageError(f"--weights: {entry[:64]!r} must be NN=weight, once per notebook, "
+                             f"NN one with exercises ({', '.join(sorted(chapter))}) and the "
+                             "weight a number of 0 or more")
+        weights[notebook] = value
+    return weights
+
+
+def roster_rows(rows, roster=None, marks=(), written_max=None, weights=None):
     """One row per student: the checked total over the notebooks handed in (the latest of
     each), the hand ``marks`` (``read_marks``) and both together (``total``; ``max_total``
-    counts ``written_max``, {notebook: rubric points}, of each notebook handed in); then a
-    row for each file without an id."""
-    roster = roster or {}
+    counts ``written_max``, {notebook: rubric points}, of each notebook handed in), each
+    notebook's points times its ``weights`` entry (1 if none; the nbNN columns stay
+    unweighted); then a row for each file without an id."""
+    roster, weights = roster or {}, weights or {}
 
     def entry_of(student_id, note=()):
         return {"student_id": student_id, "name": roster.get(student_id, ""), "checked": 0,
@@ -169,16 +189,18 @@ def roster_rows(rows, roster=None, marks=(), written_max=None):
         entry = students.setdefault(student_id, entry_of(student_id))
         number_ = book.number(row["notebook"])
         if row["counted"] == "yes":
+            weight = weights.get(number_, 1)
             entry["notebooks"][number_] = row["total"]
-            entry["checked"] += row["total"]
-            entry["max_total"] += (row["max_total"] or 0) + (written_max or {}).get(number_, 0)
+            entry["checked"] += weight * row["total"]
+            entry["max_total"] += weight * ((row["max_total"] or 0)
+                                            + (written_max or {}).get(number_, 0))
         else:
             entry["note"].append(f"notebook {number_} handed in more than once: the latest "
                                  "counts")
     for mark in marks:
         entry = students.setdefault(mark["id"], entry_of(mark["id"]))
         entry["hand"][f"nb{mark['notebook']} ex{mark['exercise']} by hand"] = mark["points"]
-        entry["by hand"] += mark["points"]
+        entry["by hand"] += weights.get(mark["notebook"], 1) * mark["points"]
         if mark["note"]:
             entry["note"].append(f"nb{mark['notebook']} ex{mark['exercise']}: {mark['note']}")
     out = []
@@ -197,9 +219,9 @@ def roster_rows(rows, roster=None, marks=(), written_max=None):
     return out
 
 
-def write_roster(rows, out, roster=None, marks=(), written_max=None):
+def write_roster(rows, out, roster=None, marks=(), written_max=None, weights=None):
     """Write the per-student rows (``roster_rows``) to ``out``, a CSV."""
-    entries = roster_rows(rows, roster, marks, written_max)
+    entries = roster_rows(rows, roster, marks, written_max, weights)
     numbers = sorted({n for e in entries for n in e["notebooks"]})
     hand = sorted({k for e in entries for k in e["hand"]})
     names = ["student_id", "name", "total", "max_total", "checked", "by hand",

@@ -11,7 +11,7 @@ import pytest
 import book
 import grade
 import synthetic_class as sc
-from roster import UsageError, read_marks, write_roster
+from roster import UsageError, read_marks, read_weights, write_roster
 
 CHAPTER = grade.load_chapter()
 # a written part (an exercise with a rubric) and an exercise without one
@@ -176,3 +176,22 @@ def test_an_lms_export_with_marks_graded_end_to_end(tmp_path, lms):
     assert f"## s1 ({ada})" in page and "It halves the error." in page
     with open(out, newline="") as file:
         assert next(csv.DictReader(file))["id_from"] == row["id_from"]
+
+
+def test_weights_count_a_notebooks_points_that_many_times(tmp_path):
+    (number, exercise) = WRITTEN
+    rows = [{"student_id": "s1", "notebook": f"{number}_x.ipynb", "status": "graded",
+             "counted": "yes", "total": 3, "max_total": 4, "file": "a", "note": ""}]
+    marks = [{"id": "s1", "notebook": number, "exercise": exercise.number, "points": 1,
+              "note": ""}]
+    weights = read_weights(f"{number}=2.5", CHAPTER)
+    out = tmp_path / "roster.csv"
+    write_roster(rows, out, None, marks, {number: TOP}, weights)
+    with open(out, newline="") as file:
+        (s1,) = csv.DictReader(file)
+    assert (s1["checked"], s1["by hand"], s1["total"], s1[f"nb{number}"]) == (
+        "7.5", "2.5", "10", "3")
+    assert float(s1["max_total"]) == 2.5 * (4 + TOP)
+    for bad in ("99=2", f"{number}=-1", f"{number}=x", f"{number}=1,{number}=2", "nb"):
+        with pytest.raises(UsageError, match="--weights: .* must be NN=weight"):
+            read_weights(bad, CHAPTER)
