@@ -548,7 +548,7 @@ def write_csv(rows, out):
 def gradescope_results(row):
     """A submission's results in the format Gradescope's autograder reads."""
     tests = [{"name": name, "number": label, "score": points, "max_score": worth,
-              "status": "passed" if points == worth and worth else "failed",
+              "status": "passed" if message == "correct" else "failed",  # 0 points too
               "output": message,
               "visibility": "after_due_date" if label in row.get("hidden", ()) else "visible"}
              for label, (points, message, worth, name) in row["parts"].items()]
