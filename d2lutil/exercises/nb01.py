@@ -97,7 +97,8 @@ ex1 = Exercise(
     # book's (0, 1); and not 1/2, whose errors are the book's (sigma and 1/sigma give the
     # same errors)
     variants=[{"sigma": 2}, {"sigma": 0.25}, {"sigma": 0.4}, {"sigma": 0.6},
-              {"sigma": 0.75}],
+              {"sigma": 0.75}, {"sigma": 0.2}, {"sigma": 0.3}, {"sigma": 0.35},
+              {"sigma": 0.45}, {"sigma": 0.55}, {"sigma": 0.7}],
 )
 
 
@@ -217,13 +218,21 @@ ex3 = Exercise(
     points=[2, 0],  # a computation (the softmax of scaled scores), 2; the error, 0:
     # the lesson prints it (1/2 for every split of two positions)
     # k_2 = 0 in every variant; the first key's scaled score is 2 in the book's, 1.5,
-    # 2.5, sqrt(2) and 5/3 in the others
+    # 2.5, sqrt(2), 5/3, 4/3, 7/3, 6/sqrt(8), 5/4, 7/4 and 9/4 in the others
     variants=[{"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 1]},
               {"d": 4, "q": [1, 1, 1, 1], "k1": [1, 1, 1, 0]},
               {"d": 4, "q": [2, 1, 1, 1], "k1": [1, 1, 1, 1]},
               {"d": 8, "q": [1, 1, 1, 1, 1, 1, 1, 1], "k1": [1, 1, 1, 1, 0, 0, 0, 0]},
               {"d": 9, "q": [1, 1, 1, 1, 1, 1, 1, 1, 1],
-               "k1": [1, 1, 1, 1, 1, 0, 0, 0, 0]}],
+               "k1": [1, 1, 1, 1, 1, 0, 0, 0, 0]},
+              {"d": 9, "q": [1, 1, 1, 1, 1, 1, 1, 1, 1],
+               "k1": [1, 1, 1, 1, 0, 0, 0, 0, 0]},
+              {"d": 9, "q": [1, 1, 1, 1, 1, 1, 1, 1, 1],
+               "k1": [1, 1, 1, 1, 1, 1, 1, 0, 0]},
+              {"d": 8, "q": [1, 1, 1, 1, 1, 1, 1, 1], "k1": [1, 1, 1, 1, 1, 1, 0, 0]},
+              {"d": 16, "q": [1] * 16, "k1": [1] * 5 + [0] * 11},
+              {"d": 16, "q": [1] * 16, "k1": [1] * 7 + [0] * 9},
+              {"d": 16, "q": [1] * 16, "k1": [1] * 9 + [0] * 7}],
     open_book={1: "1/2 for every head over two positions, whatever its weights: the "
                   "notebook's proposition (k = 2, one head)"},
 )

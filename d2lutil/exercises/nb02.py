@@ -149,14 +149,21 @@ ex2 = Exercise(
         "notebook's readout. See `solutions/02_solutions.ipynb`."),
     points=[2, 1],  # the values, a computation (invert A and apply it), 2; the
     # weight, read off the inverse computed for them (a look-up), 1
-    # y = A v for whole values v: (2, -1) in the book's, then (3, -1), (1, -2), (-1, 3)
-    # and (4, 1); the soft pair differs in every variant, so does the readout's weight
+    # y = A v for whole values v: (2, -1) in the book's, then (3, -1), (1, -2), (-1, 3),
+    # (4, 1), (1, 3), (-2, 1), (3, 2), (-1, -3), (2, -3) and (5, -1); the soft pair
+    # differs in every variant, so does the readout's weight
     variants=[
         {"weights": [[0.88, 0.12], [0.12, 0.88]], "y": [1.64, -0.64]},
         {"weights": [[0.8, 0.2], [0.2, 0.8]], "y": [2.2, -0.2]},
         {"weights": [[0.9, 0.1], [0.1, 0.9]], "y": [0.7, -1.7]},
         {"weights": [[0.75, 0.25], [0.25, 0.75]], "y": [0.0, 2.0]},
         {"weights": [[0.7, 0.3], [0.3, 0.7]], "y": [3.1, 1.9]},
+        {"weights": [[0.85, 0.15], [0.15, 0.85]], "y": [1.3, 2.7]},
+        {"weights": [[0.95, 0.05], [0.05, 0.95]], "y": [-1.85, 0.85]},
+        {"weights": [[0.65, 0.35], [0.35, 0.65]], "y": [2.65, 2.35]},
+        {"weights": [[0.68, 0.32], [0.32, 0.68]], "y": [-1.64, -2.36]},
+        {"weights": [[0.82, 0.18], [0.18, 0.82]], "y": [1.1, -2.1]},
+        {"weights": [[0.92, 0.08], [0.08, 0.92]], "y": [4.52, -0.52]},
     ],
 )
 

@@ -63,7 +63,8 @@ ex1 = Exercise(
         r"of the same four $d \times d$ projections. See `solutions/03_solutions.ipynb`."),
     points=[2, 0],  # the count, a computation, 2; whether it depends on h, a yes or no
     # that rests on the count (the same for everyone), 0
-    variants=[{"d": 256}, {"d": 128}, {"d": 192}, {"d": 384}, {"d": 512}],
+    variants=[{"d": 256}, {"d": 128}, {"d": 192}, {"d": 384}, {"d": 512}, {"d": 160},
+              {"d": 224}, {"d": 288}, {"d": 320}, {"d": 448}, {"d": 480}],
     open_book={1: "the count never depends on h, whatever d: the heads only group the "
                   "features of the same four projections"},
 )

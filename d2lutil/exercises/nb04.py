@@ -73,7 +73,10 @@ ex1 = Exercise(
     # no count T(T + 1)/2 is a number the lesson prints (T = 4's 10 is)
     variants=[{"batch_size": 3, "T": 5}, {"batch_size": 2, "T": 7},
               {"batch_size": 4, "T": 6}, {"batch_size": 5, "T": 8},
-              {"batch_size": 2, "T": 9}],
+              {"batch_size": 2, "T": 9}, {"batch_size": 2, "T": 10},
+              {"batch_size": 3, "T": 11}, {"batch_size": 4, "T": 12},
+              {"batch_size": 3, "T": 6}, {"batch_size": 4, "T": 7},
+              {"batch_size": 2, "T": 8}],
 )
 
 
@@ -143,6 +146,18 @@ ex2 = Exercise(
          "value_size": 80},
         {"num_hiddens": 80, "num_heads": 4, "query_size": 80, "key_size": 50,
          "value_size": 30},
+        {"num_hiddens": 48, "num_heads": 4, "query_size": 48, "key_size": 32,
+         "value_size": 32},
+        {"num_hiddens": 128, "num_heads": 8, "query_size": 128, "key_size": 64,
+         "value_size": 64},
+        {"num_hiddens": 72, "num_heads": 6, "query_size": 72, "key_size": 40,
+         "value_size": 40},
+        {"num_hiddens": 112, "num_heads": 7, "query_size": 112, "key_size": 56,
+         "value_size": 48},
+        {"num_hiddens": 60, "num_heads": 5, "query_size": 60, "key_size": 36,
+         "value_size": 36},
+        {"num_hiddens": 90, "num_heads": 6, "query_size": 90, "key_size": 60,
+         "value_size": 45},
     ],
     open_book={
         0: "every variant gives every input width, so no projection is lazy: the "

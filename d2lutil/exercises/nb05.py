@@ -117,6 +117,11 @@ ex1 = Exercise(
         {"letter": "r", "word": "translation", "d": 8, "seed": 0},     # diffuse
         {"letter": "l", "word": "translation", "d": 32, "seed": 1},    # sharp
         {"letter": "r", "word": "translation", "d": 12, "seed": 4},    # unclear
+        {"letter": "o", "word": "attention", "d": 16, "seed": 2},      # sharp
+        {"letter": "s", "word": "translation", "d": 12, "seed": 1},    # unclear
+        {"letter": "b", "word": "banana", "d": 8, "seed": 2},          # diffuse
+        {"letter": "i", "word": "attention", "d": 8, "seed": 2},        # unclear
+        {"letter": "l", "word": "translation", "d": 8, "seed": 3},     # diffuse
     ],
 )
 
@@ -186,7 +191,10 @@ ex2 = Exercise(
     # the book's seeds 0 to 19 first; every other block of 20 seeds counts otherwise
     variants=[{"first_seed": 0, "last_seed": 19}, {"first_seed": 40, "last_seed": 59},
               {"first_seed": 120, "last_seed": 139}, {"first_seed": 240, "last_seed": 259},
-              {"first_seed": 320, "last_seed": 339}, {"first_seed": 380, "last_seed": 399}],
+              {"first_seed": 320, "last_seed": 339}, {"first_seed": 380, "last_seed": 399},
+              {"first_seed": 60, "last_seed": 79}, {"first_seed": 100, "last_seed": 119},
+              {"first_seed": 140, "last_seed": 159}, {"first_seed": 180, "last_seed": 199},
+              {"first_seed": 260, "last_seed": 279}],
     open_book={1: "a share over a few hundred seeds the student picks: any share in the "
                   "band the distribution of e's row gives (0.9 to 0.99 at both widths, "
                   "close to each other) is right, the same band for everyone, so its "
@@ -256,5 +264,7 @@ ex3 = Exercise(
     # the book's d = 64, seed 0 first (0.94 on i); each other row peaks on another
     # letter, and unscaled it is as sharp as a real match
     variants=[{"d": 64, "seed": 0}, {"d": 48, "seed": 4}, {"d": 48, "seed": 1},
-              {"d": 96, "seed": 6}, {"d": 128, "seed": 3}],
+              {"d": 96, "seed": 6}, {"d": 128, "seed": 3}, {"d": 48, "seed": 11},
+              {"d": 48, "seed": 16}, {"d": 80, "seed": 0}, {"d": 80, "seed": 12},
+              {"d": 96, "seed": 1}, {"d": 96, "seed": 13}],
 )
