@@ -31,6 +31,17 @@ class Roster(dict):
     lms = {}
 
 
+def _csv(path, option):
+    """(a DictReader of the CSV ``path``, its column names stripped and lowercased); a
+    UsageError naming ``option`` if it cannot be read."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"{option} {path}: cannot be read ({error})") from None
+    reader = csv.DictReader(text.splitlines())
+    return reader, [f.strip().lower() for f in (reader.fieldnames or [])]
+
+
 def read_roster(path):
     """The Roster of a CSV with a header: an ``id`` (or ``student_id``, ``sid``) column and
     optionally ``name``; or Canvas's gradebook export (``Student``, ``ID``, ``SIS User ID``;
@@ -38,12 +49,7 @@ def read_roster(path):
     grading worksheet (``Identifier`` "Participant N" or ``participant``, with an id column
     or ``ID number``). A bad file is a UsageError naming the line."""
     path = pathlib.Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--roster {path}: cannot be read ({error})") from None
-    reader = csv.DictReader(text.splitlines())
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    reader, fields = _csv(path, "--roster")
     lms = next((k for k, c in (("canvas", "sis user id"), ("moodle", "identifier"),
                                ("moodle", "participant")) if c in fields), None)
     lms_column = {"canvas": "id", "moodle": "identifier" if "identifier" in fields
@@ -239,12 +245,7 @@ def read_marks(path, chapter, known):
     dicts, each checked against ``chapter`` ({"03": ChapterNotebook}) and the ids ``known``:
     a UsageError names the file, the line and the value."""
     path = pathlib.Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as error:
-        raise UsageError(f"--marks {path}: cannot be read ({error})") from None
-    reader = csv.DictReader(text.splitlines())
-    fields = [f.strip().lower() for f in (reader.fieldnames or [])]
+    reader, fields = _csv(path, "--marks")
     if not {"id", "notebook", "exercise", "points"} <= set(fields):
         raise UsageError(f"--marks {path}: the first line must name the columns id, "
                          f"notebook, exercise, points (and optionally note); got {fields}")
