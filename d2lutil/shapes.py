@@ -82,10 +82,10 @@ def check_valid_lens(valid_lens, batch_size, num_queries, num_keys):
             f"valid_lens must have shape {allowed[0]} or {allowed[1]} "
             f"(batch_size,) or (batch_size, num_queries), got {tuple(valid_lens.shape)}"
         )
-    if valid_lens.numel() and int(valid_lens.min()) < 0:
-        raise ValueError(f"valid_lens must be >= 0, got minimum {int(valid_lens.min())}")
-    if valid_lens.numel() and int(valid_lens.max()) > num_keys:
-        raise ValueError(
-            f"valid_lens must be <= the number of keys ({num_keys}), "
-            f"got maximum {int(valid_lens.max())}"
-        )
+    if valid_lens.numel():
+        # torch._check_value raises ValueError here, and under torch.export (the ONNX
+        # export of the site's widgets) it becomes a check the exported graph keeps.
+        low, high = valid_lens.min().item(), valid_lens.max().item()
+        torch._check_value(low >= 0, lambda: f"valid_lens must be >= 0, got minimum {low}")
+        torch._check_value(high <= num_keys, lambda: (
+            f"valid_lens must be <= the number of keys ({num_keys}), got maximum {high}"))

@@ -24,7 +24,8 @@ reads its heads. The pieces:
 * ``shipped``: a shipped model read by its file's name, with the test words
   it was not trained on (the same whatever seeds a program shifts);
 * ``head_list`` and ``pronounce``: the argument checks and the decoding
-  behind notebook 9's head lab.
+  behind notebook 9's head lab; ``head_values`` and ``value_weighted``: what
+  each head's letters add to the output, and the lab's maps weighted by it.
 
 Every tensor the code makes itself is made on its inputs' device.
 """
@@ -47,10 +48,10 @@ from .shapes import check_positive_int, check_seed
 from .tasks import one_thread
 
 __all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "draws", "fingerprint",
-           "greedy_decode", "head_list", "machine", "made_here", "made_on", "make_weights",
+           "greedy_decode", "head_list", "head_values", "machine", "made_here", "made_on", "make_weights",
            "pronounce",
            "sequence_loss", "shipped", "target_len", "train", "train_step", "trained",
-           "warmup_then_decay"]
+           "value_weighted", "warmup_then_decay"]
 
 #: The folder of the shipped weights: ``seed_<n>.pt`` and ``weights.json``.
 WEIGHTS = pathlib.Path(__file__).resolve().with_name("weights")
@@ -514,3 +515,26 @@ def pronounce(model, word, letters, phonemes, heads_off=()):
     weights = model.decoder.cross_attention.attention_weights[0]  # (h, T, S)
     return Pronounced(said, cut, weights,
                       [phonemes.tokens[i] for i in ids], off)
+
+
+@torch.no_grad()
+def head_values(model, source):
+    """W_o^(h) v_j: what letter j adds to the output through head h of the
+    cross-attention of ``model``, for letter ids ``source`` (batch_size, S):
+    (batch_size, num_heads, S, num_hiddens)."""
+    cross = model.decoder.cross_attention
+    num_heads = cross.num_heads
+    memory = model.encoder(source)  # (batch_size, S, num_hiddens)
+    # (batch_size, S, num_heads, head_size): each head's values
+    values = cross.W_v(memory).reshape(*memory.shape[:2], num_heads, -1)
+    # W_o's columns per head: (num_hiddens, num_heads, head_size)
+    W_o = cross.W_o.weight.reshape(memory.shape[-1], num_heads, -1)
+    return torch.einsum("dhk,bshk->bhsd", W_o, values)
+
+
+def value_weighted(weights, added):
+    """Cross-attention ``weights`` (..., num_heads, T, S) times the norm of what
+    each letter adds, ``added`` from ``head_values`` (..., num_heads, S, d),
+    each row normalized to sum to 1: where a head's output comes from."""
+    maps = weights * added.norm(dim=-1).unsqueeze(-2)
+    return maps / maps.sum(-1, keepdim=True)

@@ -27,7 +27,7 @@ from d2lutil import translator  # noqa: E402
 
 MODULE = pathlib.Path(translator.__file__).resolve()
 NOTEBOOK = pathlib.Path(__file__).resolve().parents[2] / "notebooks" / "09_reading_the_heads.ipynb"
-DEFINES = ("@torch.no_grad()\ndef head_values", "def head_lab")
+DEFINES = ("def head_values", "def head_lab")
 
 
 class RequireDevice(TorchFunctionMode):
