@@ -81,6 +81,12 @@ NO_DEPS_REQUIREMENTS = ROOT / "requirements-d2l.txt"
 TIMEOUT = 120  # seconds per cell; no cell of the chapter needs more than a few
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+# The widgets with a browser version (tools/widgets.py), by name: the notebook whose cell
+# tagged WIDGET_PREFIX + name holds the widget.
+WIDGETS = {"split": "01_one_head_one_mixture.ipynb",
+           "alignment": "05_alignment_heatmap.ipynb",
+           "head-lab": "09_reading_the_heads.ipynb"}
+WIDGET_PREFIX = "widget-"
 TEXT_MIMES = ("text/plain", "text/html", "text/markdown", "text/latex", "application/json")
 
 
@@ -194,6 +200,12 @@ def lesson_words(nb):
 
 def tags(cell):
     return cell.get("metadata", {}).get("tags", [])
+
+
+def widget_name(cell):
+    """The browser widget (``WIDGETS``) that a tag of ``cell`` names, or None."""
+    names = [t[len(WIDGET_PREFIX):] for t in tags(cell) if t.startswith(WIDGET_PREFIX)]
+    return names[0] if names else None
 
 
 def is_ignored(cell):

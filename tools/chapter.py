@@ -32,8 +32,11 @@ package.json).
 What a copy gets for the web: the Colab setup cell is removed (it does nothing there); the
 Colab badge shows a local image; the navigation cell's links to sibling notebooks point at
 the site's pages (the decks' at the decks) and its "(in Colab)" links are dropped (the
-launch button and the badge open Colab); widget outputs become a note (their scripts would
-come from a CDN, and they need a kernel anyway); the title cell links the notebook's slides.
+launch button and the badge open Colab); a widget's output becomes its browser version
+where its cell has one (a tag ``widget-`` + name: tools/widgets.py, whose models and data
+the build writes into ``_static/widgets/`` while the notebooks execute), else a note (the
+ipywidgets scripts would come from a CDN, and they need a kernel anyway); the title cell
+links the notebook's slides.
 The download button gives the notebook as it is, not the copy.
 
 ``--solutions 0`` (``make chapter SOLUTIONS=0``) builds the students' site: no page of
@@ -45,6 +48,7 @@ link to one (``drop_solution_refs``).
 import argparse
 import asyncio
 import concurrent.futures
+import contextlib
 import copy
 import html
 import os
@@ -69,6 +73,7 @@ ROOT = book.ROOT
 # imported (nothing of the book imports course/).
 PLAN = ROOT / "course" / "plan.py"
 PLAN_PAGE = "teaching_plan"  # teaching_plan.md in the site's sources
+WIDGETS = ROOT / "tools" / "widgets.py"  # the widgets' assets: run as a script by the build
 SITE = ROOT / "site"  # conf.py, templates/ and assets/chapter.css
 NODE_MODULES = ROOT / "node_modules"
 # What the site and slides need from node_modules/ (package.json): {folder: parts}.
@@ -90,6 +95,8 @@ SLIDE_ASSETS = {
 # remote: site/assets/colab-badge.svg, in the site's assets and the decks'.
 BADGE_SVG = SITE / "assets" / "colab-badge.svg"
 WIDGET_NOTE = "An interactive widget: it works when you run this notebook in Jupyter or Colab."
+WIDGET_PLAIN = "An interactive widget: it runs in this page and in Jupyter or Colab."
+WIDGETS_DIR = "_static/widgets/"  # in the built site: tools/widgets.py's assets
 # A slide whose cells are taller than the slide is shown smaller, down to this share of its
 # size (code then still reads at 14 px on the deck's screen); below it, it would be cut off,
 # and tests/browser/test_browser.py fails: split it with the slide rules of tools/colab.py.
@@ -166,21 +173,37 @@ def without_solution_refs(nb):
     return nb
 
 
-def widget_notes(nb):
-    """Replace the widget outputs of ``nb`` (in place) with a note."""
+def widget_html(name, base):
+    """The HTML that stands where a widget's output was: its placeholder and the script
+    that fills it (``base``: the relative address of the assets' ``widgets/`` folder)."""
+    if name not in book.WIDGETS:
+        raise ValueError(f"name must be a widget of book.WIDGETS {sorted(book.WIDGETS)}, "
+                         f"got {name!r}")
+    return (f'<div class="chapter-widget" data-widget="{name}"></div>\n'
+            f'<script src="{base}widgets.js"></script>')
+
+
+def widget_outputs(nb, base):
+    """Replace the widget outputs of ``nb`` (in place) with their browser version, where the
+    cell names one (tools/widgets.py; its assets at the relative address ``base``), else
+    with a note."""
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
+        name = book.widget_name(cell)
         for output in cell.get("outputs", []):
             if book.WIDGET_MIME in output.get("data", {}):
-                output["data"] = {"text/html": f'<p class="widget-note">{WIDGET_NOTE}</p>',
-                                  "text/plain": WIDGET_NOTE}
+                output["data"] = {"text/html": widget_html(name, base),
+                                  "text/plain": WIDGET_PLAIN} if name else {
+                    "text/html": f'<p class="widget-note">{WIDGET_NOTE}</p>',
+                    "text/plain": WIDGET_NOTE}
     return nb
 
 
 def for_site(nb, pub, rel, slides_href):
     """The copy of ``nb`` (at ``rel``) that the site shows."""
     badge = posixpath.relpath("assets/colab-badge.svg", posixpath.dirname(rel))
-    nb = widget_notes(colab.rewrite_links(nb, pub, rel, lambda target: target, badge))
+    nb = widget_outputs(colab.rewrite_links(nb, pub, rel, lambda target: target, badge),
+                        posixpath.relpath(WIDGETS_DIR, posixpath.dirname(rel)) + "/")
     for cell in nb.cells:
         if book.SETUP_TAG in book.tags(cell):
             cell.metadata["tags"] = [*book.tags(cell), "remove-cell"]
@@ -197,7 +220,10 @@ def for_slides(nb, pub, rel, decks):
         return target[: -len(".ipynb")] + ".html"
 
     nb = colab.rewrite_links(nb, pub, rel, link, "assets/colab-badge.svg", at="slides/deck")
-    nb = widget_notes(nb)
+    nb = widget_outputs(nb, "../" + WIDGETS_DIR)  # decks are in slides/
+    for cell in nb.cells:  # a deck shows the widget itself, not the code that makes it
+        if book.widget_name(cell):
+            cell.metadata["transient"] = {"remove_source": True}
     # After the navigation links; a lecture deck (no navigation cell), on its title slide.
     last = nb.cells[-1] if book.NAV_TAG in book.tags(nb.cells[-1]) else nb.cells[0]
     last.source += " · [The chapter's site](../index.html)"
@@ -329,9 +355,12 @@ def cmd_build(out, execute_notebooks=True, root=ROOT, solutions=True):
         return 1
     decks = {rel: pathlib.Path(rel).stem + ".html" for rel in chapter}
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="chapter-site-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="chapter-site-") as tmp, \
+            contextlib.ExitStack() as cleanup:
         src = pathlib.Path(tmp) / "src"
-        shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__"))
+        # site/widgets/ goes into assets/widgets/ with the models (tools/widgets.py), written
+        # by a process of its own while the notebooks execute.
+        shutil.copytree(SITE, src, ignore=shutil.ignore_patterns("__pycache__", "widgets"))
         # From the stored notebooks, before anything runs: a missing fact fails at once.
         plan = src / f"{PLAN_PAGE}.md"
         run = subprocess.run([sys.executable, str(PLAN), str(root), str(plan)],
@@ -341,6 +370,12 @@ def cmd_build(out, execute_notebooks=True, root=ROOT, solutions=True):
             return 1
         if not solutions:  # the instructors' page: its rubrics and quiz answers are answers
             plan.unlink()
+        exporting = None
+        if any(book.widget_name(cell) for path in chapter.values()
+               for cell in book.read(path).cells):
+            exporting = subprocess.Popen([sys.executable, str(WIDGETS), str(src / "assets")],
+                                         stdout=subprocess.PIPE, text=True)
+            cleanup.callback(exporting.kill)  # should the build stop before it is done
         copy_assets(SITE_ASSETS, src / "assets")
         # Built beside src, then moved to out: myst-nb writes a jupyter_execute folder
         # next to the output folder, which must not be left beside out.
@@ -366,6 +401,13 @@ def cmd_build(out, execute_notebooks=True, root=ROOT, solutions=True):
                          [(f"{name}.html", title) for name, (_, title) in lectures.items()],
                          notation_md(notebooks[first], pub, first), teaching=solutions)
         (src / "index.md").write_text(front, encoding="utf-8")
+        if exporting is not None:
+            printed, _ = exporting.communicate()
+            if exporting.returncode:
+                print("tools/widgets.py failed: the widgets' models and data",
+                      file=sys.stderr)
+                return exporting.returncode
+            print(printed.strip(), flush=True)
         sphinx = start_sphinx(src, html, pub)
         for rel in chapter:  # while Sphinx works on the site
             write_slides(notebooks[rel], pub, rel, decks, html)

@@ -138,18 +138,29 @@ def _metadata(parts):
 def deck_notebook(root, name, pub):
     """The deck ``name`` as a notebook (copies of the tagged cells, slide types set), for
     nbconvert's SlidesExporter. Its links are those of the notebooks in ``notebooks/``
-    (tools/chapter.py for_slides rewrites them as for any notebook there)."""
+    (tools/chapter.py for_slides rewrites them as for any notebook there). A live cell with
+    a browser widget (``book.widget_name``) after a tagged cell of its notebook comes too,
+    without its code, on the screen of the shown cell before it."""
     if not isinstance(pub, colab.Publication):
         raise TypeError(f"pub: a colab.Publication (with a title), got {type(pub).__name__}")
     parts = _parts(root, name)
     titles = [(rel, book.title_of(nb, rel)) for rel, nb, _, _ in parts]
     cells = [_title_cell(pub, name, titles, _screens(parts))]
-    for (rel, _, tagged, types), (_, nb_title) in zip(parts, titles, strict=True):
+    for (rel, nb, tagged, types), (_, nb_title) in zip(parts, titles, strict=True):
         cells.append(_caption_cell(name, rel, nb_title))
-        for cell, kind in zip(tagged, _shown_types(types), strict=True):
-            cell = copy.deepcopy(cell)
-            cell.metadata.setdefault("slideshow", {})["slide_type"] = kind
-            cells.append(cell)
+        kinds = {id(cell): kind for cell, kind in zip(tagged, _shown_types(types), strict=True)}
+        shown = False  # a cell of the part's is on a slide
+        for cell in nb.cells:
+            if id(cell) in kinds:
+                shown = True
+                cells.append(copy.deepcopy(cell))
+                cells[-1].metadata.setdefault("slideshow", {})["slide_type"] = kinds[id(cell)]
+            elif shown and is_live(cell) and book.widget_name(cell):
+                # A live cell's widget, on the screen of the shown cell before it: only
+                # the widget, which the site's decks run in the browser (tools/widgets.py).
+                cells.append(copy.deepcopy(cell))
+                cells[-1].metadata["slideshow"] = {"slide_type": "-"}
+                cells[-1].metadata["transient"] = {"remove_source": True}
     return nbformat.v4.new_notebook(cells=cells, metadata=_metadata(parts))
 
 

@@ -121,6 +121,8 @@ PAGE_STATE = """() => ({
       .map(a => a.href),
   text: document.querySelector('article').innerText,
   widgetNotes: document.querySelectorAll('.widget-note').length,
+  browserWidgets: Array.from(document.querySelectorAll('.chapter-widget'))
+      .map(w => w.dataset.widget),
   headings: Array.from(document.querySelectorAll('article h1, article h2, article h3, '
       + 'article h4, article h5, article h6')).map(h => [Number(h.tagName[1]), h.innerText]),
 })"""
@@ -262,12 +264,14 @@ def test_every_page(site, tab, kind):
         assert [local_target(h) for h in state["download"]] == [out / "_sources" / rel], where
         assert book.read(out / "_sources" / rel) == book.read(ROOT / rel), \
             f"{where}: the download button gives another notebook than {rel}"
-        # What only makes sense in a live notebook: no setup cell, a note for each widget.
+        # What only makes sense in a live notebook: no setup cell; each widget is its
+        # browser version where its cell names one (tools/widgets.py), else a note.
         assert "google.colab" not in state["text"], f"{where}: the Colab setup cell shows"
         assert "interactive(children=" not in state["text"], f"{where}: a raw widget"
-        widgets = sum(book.WIDGET_MIME in o.get("data", {}) for c in book.read(ROOT / rel).cells
-                      for o in c.get("outputs", []))
-        assert state["widgetNotes"] == widgets, where
+        widgets = [book.widget_name(c) for c in book.read(ROOT / rel).cells
+                   for o in c.get("outputs", []) if book.WIDGET_MIME in o.get("data", {})]
+        assert state["browserWidgets"] == [w for w in widgets if w], where
+        assert state["widgetNotes"] == widgets.count(None), where
         if kind == "chapter":
             deck = out / "slides" / pathlib.Path(where).name
             assert any(local_target(h) == deck for _, h in state["links"]), \
