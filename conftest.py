@@ -19,7 +19,8 @@ LONGEST_FIRST = ["tests/browser/test_browser.py", "tests/library/test_shipped_we
                  "tests/browser/test_browser_jupyter.py", "tests/browser/test_browser_slides.py",
                  "tests/tools/test_new_notebook.py", "tests/notebooks/test_robust.py",
                  "tests/exercises/test_exercises_nb09.py", "tests/tools/test_lecture_live.py",
-                 "tests/tools/test_student_site.py"]
+                 "tests/tools/test_student_site.py", "tests/browser/test_browser_widgets.py",
+                 "tests/tools/test_widgets.py"]
 
 
 def pytest_collection_modifyitems(items):
