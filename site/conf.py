@@ -16,7 +16,9 @@ exclude_patterns = ["assets", "templates", "**.ipynb_checkpoints"]
 
 # Pages come from the outputs stored in the executed copies; Sphinx never runs a notebook.
 nb_execution_mode = "off"
-nb_ipywidgets_js = {}  # widgets are replaced by a note: their scripts come from a CDN
+# No ipywidgets scripts (they come from a CDN): tools/chapter.py replaces each widget's output
+# with its browser version (site/widgets/, tools/widgets.py) or a note.
+nb_ipywidgets_js = {}
 myst_enable_extensions = ["dollarmath", "amsmath"]
 myst_dmath_double_inline = True  # $$...$$ inside a paragraph is displayed math
 myst_heading_anchors = 3
