@@ -48,10 +48,9 @@ from .shapes import check_positive_int, check_seed
 from .tasks import one_thread
 
 __all__ = ["DecoderLayer", "Encoder", "Pronounced", "Translator", "draws", "fingerprint",
-           "greedy_decode", "head_list", "head_values", "machine", "made_here", "made_on", "make_weights",
-           "pronounce",
-           "sequence_loss", "shipped", "target_len", "train", "train_step", "trained",
-           "value_weighted", "warmup_then_decay"]
+           "greedy_decode", "head_list", "head_values", "machine", "made_here", "made_on",
+           "make_weights", "pronounce", "sequence_loss", "shipped", "target_len", "train",
+           "train_step", "trained", "value_weighted", "warmup_then_decay"]
 
 #: The folder of the shipped weights: ``seed_<n>.pt`` and ``weights.json``.
 WEIGHTS = pathlib.Path(__file__).resolve().with_name("weights")
