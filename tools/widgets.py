@@ -34,23 +34,30 @@ import argparse
 import ast
 import base64
 import contextlib
+import functools
 import gzip
 import hashlib
+import importlib.metadata
 import inspect
 import io
 import json
+import math
 import pathlib
 import shutil
 import sys
 import tempfile
 import time
+import types
 import warnings
 
+import ipywidgets
 import torch
 from matplotlib import colormaps
 from torch import nn
 
 import book
+import d2lutil
+from d2lutil import alignment, plotting, pronunciations, tasks, translator
 
 ROOT = book.ROOT
 NODE_MODULES = ROOT / "node_modules"
@@ -66,9 +73,9 @@ OPSET = 18
 
 # --- the models ----------------------------------------------------------------------------
 
+@functools.cache  # the data and the models both need it; reading it takes a second
 def dictionary():
     """Notebooks 8 and 9's entries (first pronunciations) and both vocabularies."""
-    from d2lutil import pronunciations
     every = pronunciations.load_dictionary(all_pronunciations=True)
     entries = {word: options[0] for word, options in every.items()}
     return entries, pronunciations.letter_vocab(), pronunciations.phoneme_vocab(entries)
@@ -82,7 +89,6 @@ class LabGraph(nn.Module):
         self.model = model
 
     def forward(self, source, source_valid_lens, decoder_input, head_mask):
-        from d2lutil import translator
         logits = self.model(source, source_valid_lens, decoder_input, head_mask=head_mask)
         weights = self.model.decoder.cross_attention.attention_weights  # (1, h, T, S)
         added = translator.head_values(self.model, source)  # (1, h, S, num_hiddens)
@@ -94,9 +100,8 @@ class AlignmentGraph(nn.Module):
     the letter table is a constant of the graph."""
     def __init__(self, d=64, seed=0):
         super().__init__()
-        from d2lutil import alignment
         self.register_buffer("table", alignment.letter_embeddings(d, seed))
-        self.attention = __import__("d2lutil").DotProductAttention()
+        self.attention = d2lutil.DotProductAttention()
 
     def forward(self, query, key):  # (num_queries,), (num_keys,) letter numbers
         queries, keys = self.table[query][None], self.table[key][None]  # (1, n, d)
@@ -120,7 +125,6 @@ def export(module, args, names, dynamic_shapes):
 
 
 def export_translator(model):
-    from d2lutil import pronunciations
     word = "attention"
     source, valid_lens = pronunciations.encode_words([word], pronunciations.letter_vocab())
     letters = torch.export.Dim("letters", min=1, max=pronunciations.MAX_LETTERS)
@@ -143,7 +147,6 @@ def export_alignment():
 def models():
     """{asset name: ONNX bytes}: the head lab's translator of each shipped seed and the
     alignment."""
-    from d2lutil import translator
     entries, letters, phonemes = dictionary()
     out = {"alignment": export_alignment()}
     for seed in translator.SHIPPED_SEEDS:
@@ -176,9 +179,6 @@ def stored_cell(name, marker):
 def stored_slider(name):
     """The slider of widget ``name``'s cell, made by running that cell (from the stored
     notebook) with an ``interact`` that shows nothing (and calls no function)."""
-    import types
-
-    import ipywidgets
     namespace = {"widgets": types.SimpleNamespace(
         FloatSlider=ipywidgets.FloatSlider, interact=lambda *args, **kwargs: None),
         "show_split": None}
@@ -191,9 +191,6 @@ def stored_slider(name):
 
 def split_data():
     """Notebook 1's slider: its stops and what ``show_split`` prints at each."""
-    import math
-
-    from d2lutil import tasks
     slider = stored_slider("split")
     namespace = {"math": math, "tasks": tasks}
     exec(stored_cell("split", "def show_split"), namespace)  # the notebook's own function
@@ -218,7 +215,6 @@ def first_words(name):
 
 
 def alignment_data():
-    from d2lutil import alignment
     names = list(inspect.signature(alignment.alignment_weights).parameters)[:2]
     return {"alphabet": alignment.ALPHABET, "names": names, "value": first_words("alignment"),
             "empty": template(lambda w: alignment.alignment_weights(w, "a"), ""),
@@ -230,7 +226,6 @@ def alignment_data():
 
 
 def lab_data():
-    from d2lutil import pronunciations, translator
     entries, letters, phonemes = dictionary()
     return {"letters": {t: i for i, t in enumerate(letters.tokens) if len(t) == 1},
             "phonemes": phonemes.tokens, "bos": phonemes.bos, "eos": phonemes.eos,
@@ -245,7 +240,6 @@ def lab_data():
 
 def colours():
     """The maps' colour scale, as notebook's heatmaps draw it: 256 '#rrggbb' from 0 to 1."""
-    from d2lutil import plotting
     cmap = colormaps[inspect.signature(plotting.show_heatmaps).parameters["cmap"].default]
     return ["#" + "".join(f"{round(255 * c):02x}" for c in cmap(i / 255)[:3])
             for i in range(256)]
@@ -274,9 +268,6 @@ def cache_key():
     """A hash of all that the written assets depend on: this file and tools/book.py,
     d2lutil (code and weights), the three notebooks, the runtime's package and the versions
     of the exporter and of the dictionary's package."""
-    import importlib.metadata
-
-    import d2lutil
     digest = hashlib.sha256()
     library = pathlib.Path(d2lutil.__file__).parent
     files = [pathlib.Path(__file__), pathlib.Path(book.__file__),
